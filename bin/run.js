@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The svc entry point. It runs the esbuild bundle in dist/ (built by `npm run build`,
+// which `npm start` and `npm test` run first); the release executable embeds the same bundle.
+import {existsSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
+
+const entry = new URL('../dist/cli.js', import.meta.url)
+if (!existsSync(fileURLToPath(entry))) {
+  process.stderr.write('svc: dist/cli.js is missing; run `npm run build` first\n')
+  process.exit(2)
+}
+const {main} = await import(entry.href)
+await main(process.argv.slice(2))

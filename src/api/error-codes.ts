@@ -1,0 +1,47 @@
+/**
+ * The one error catalogue. Every error the Hub or the CLI reports has a code here with its
+ * HTTP status and a description; docs/errors.md is checked against this table by a test.
+ */
+export interface ErrorCodeInfo {
+  status: number
+  description: string
+}
+
+export const ERROR_CODES = {
+  // Generic request errors
+  validation_error: {status: 400, description: 'The request body, query or parameters failed schema validation; `details.fields` lists each failing field.'},
+  invalid_request: {status: 400, description: 'The request is malformed (for example an empty body where one is required).'},
+  unauthorized: {status: 401, description: 'No credential, or a credential that is unknown, expired or revoked.'},
+  forbidden: {status: 403, description: 'The caller is authenticated but may not do this.'},
+  user_suspended: {status: 403, description: 'The user behind the credential is suspended.'},
+  not_found: {status: 404, description: 'The route or the resource does not exist, or the caller may not see it.'},
+  conflict: {status: 409, description: 'The request conflicts with the current state of the resource.'},
+  project_exists: {status: 409, description: 'A project is already registered for this git remote and the caller is not a member of it.'},
+  payload_too_large: {status: 413, description: 'The request body is larger than the Hub accepts.'},
+  unsupported_media_type: {status: 415, description: 'The request body has a content type the route does not accept.'},
+  quota_exceeded: {status: 429, description: 'A rate or quota cap was reached.'},
+  internal_error: {status: 500, description: 'An unexpected error on the Hub; the message never carries internals, the request ID finds the log line.'},
+  not_ready: {status: 503, description: 'The Hub cannot reach its database (from `GET /readyz`).'},
+  system_maintenance: {status: 503, description: 'The Hub is in maintenance mode and refuses this request.'},
+
+  // Sign-in
+  oidc_unconfigured: {status: 503, description: 'Interactive sign-in needs `server.auth.oidc` to be configured on this Hub.'},
+  oidc_failed: {status: 502, description: 'The OpenID provider refused or failed the sign-in.'},
+  login_expired: {status: 400, description: 'The sign-in attempt expired or was already used; start again.'},
+  authorization_pending: {status: 428, description: 'Device sign-in: the user has not finished in the browser yet; poll again.'},
+  access_denied: {status: 403, description: 'The user declined the sign-in at the OpenID provider.'},
+
+  // CLI-side codes (never sent by the Hub)
+  hub_unreachable: {status: 0, description: 'CLI: no Hub answered at the endpoint (exit code 3).'},
+  hub_unsupported: {status: 0, description: 'CLI: the Hub does not offer this operation (exit code 3).'},
+  usage_error: {status: 0, description: 'CLI: bad flags or arguments, refused before any request (exit code 2).'},
+  not_signed_in: {status: 0, description: 'CLI: no credential was found for the Hub (exit code 1).'},
+  interactive_required: {status: 0, description: 'CLI: the command needs a prompt but prompts are disabled, `--json` is set or there is no TTY (exit code 2).'},
+  config_invalid: {status: 0, description: 'The settings file could not be read: the message names the file, line, column and key (exit code 2 at start-up).'},
+} as const satisfies Record<string, ErrorCodeInfo>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export function statusOf(code: ErrorCode): number {
+  return ERROR_CODES[code].status
+}

@@ -1,0 +1,28 @@
+import AuthTokenCreate from '../../commands/auth/token/create.js'
+import AuthTokenList from '../../commands/auth/token/list.js'
+import AuthTokenRevoke from '../../commands/auth/token/revoke.js'
+import Help from '../../commands/help.js'
+import ProjectDelete from '../../commands/project/delete.js'
+import ProjectGet from '../../commands/project/get.js'
+import ProjectList from '../../commands/project/list.js'
+import ProjectRegister from '../../commands/project/register.js'
+import ServerStart from '../../commands/server/start.js'
+import Whoami from '../../commands/whoami.js'
+
+/**
+ * The explicit command registry (oclif `strategy: explicit`). Commands stay thin and import
+ * heavy modules (Fastify, database drivers) lazily inside `execute`, so listing them here
+ * costs little at start-up.
+ */
+export const COMMANDS = {
+  'auth:token:create': AuthTokenCreate,
+  'auth:token:list': AuthTokenList,
+  'auth:token:revoke': AuthTokenRevoke,
+  help: Help,
+  'project:delete': ProjectDelete,
+  'project:get': ProjectGet,
+  'project:list': ProjectList,
+  'project:register': ProjectRegister,
+  'server:start': ServerStart,
+  whoami: Whoami,
+}

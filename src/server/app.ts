@@ -1,0 +1,65 @@
+import {randomBytes} from 'node:crypto'
+import cookie from '@fastify/cookie'
+import Fastify, {LogController, type FastifyInstance} from 'fastify'
+import type {Logger} from 'pino'
+import type {Services} from '../domain/services.js'
+import {installAuth} from './plugins/auth.js'
+import {installErrorHandling} from './plugins/errors.js'
+import {installValidation} from './plugins/validation.js'
+import {authRoutes} from './routes/auth.js'
+import {healthRoutes} from './routes/health.js'
+import {projectRoutes} from './routes/projects.js'
+import {userRoutes} from './routes/users.js'
+
+export interface AppDeps {
+  services: Services
+  logger: Logger
+  /** Largest accepted JSON body in bytes. */
+  bodyLimit?: number
+}
+
+const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/**
+ * Builds the Hub's Fastify instance from its dependencies. It never listens: main.ts does, and
+ * tests drive it with `inject`.
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  // Typed as the default instance so route modules need not carry pino's logger generic.
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // One access-log line per request comes from the onResponse hook below.
+    logController: new LogController({disableRequestLogging: true}),
+    bodyLimit: deps.bodyLimit ?? 1024 * 1024,
+    requestIdHeader: false,
+    // A well-formed incoming X-Request-Id is kept so a client can correlate; otherwise a new one.
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id']
+      return typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : 'req_' + randomBytes(8).toString('hex')
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }) as unknown as FastifyInstance
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    const quiet = request.url === '/healthz' || request.url === '/readyz'
+    request.log[quiet ? 'debug' : 'info']({method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime)}, 'request')
+  })
+
+  installValidation(app)
+  installErrorHandling(app)
+  await app.register(cookie)
+  const {services} = deps
+  installAuth(app, services.authenticate)
+
+  healthRoutes(app, services.ping)
+  authRoutes(app, services)
+  userRoutes(app, services.users)
+  projectRoutes(app, services.projects, '/api/v1/projects')
+  projectRoutes(app, services.projects, '/api/v1/groves')
+  for (const extra of services.routePlugins) await extra(app)
+  return app
+}

@@ -1,0 +1,51 @@
+import type {FastifyError, FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
+import type {ErrorObject} from 'ajv'
+import {AppError, type ErrorEnvelope} from '../../api/app-error.js'
+import {fieldsOf} from './validation.js'
+
+export function sendError(reply: FastifyReply, request: FastifyRequest, err: AppError): FastifyReply {
+  const body: ErrorEnvelope = {error: {code: err.code, message: err.message, ...(err.details && {details: err.details}), requestId: request.id}}
+  return reply.code(err.status).type('application/json; charset=utf-8').send(body)
+}
+
+/** Maps Fastify's own errors (parsing, limits, validation) into the catalogue. */
+function fromFastify(err: FastifyError): AppError | null {
+  if (err.validation) {
+    const fields = fieldsOf(err.validation as ErrorObject[], err.validationContext ?? 'body')
+    const summary = fields.map((f) => `${f.path} ${f.message}`).join('; ')
+    return new AppError('validation_error', `invalid request: ${summary}`, {fields})
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_request', 'the request body is empty; send a JSON object')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('invalid_request', 'the request body is not valid JSON')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'the request body is too large')
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'unsupported content type; send application/json')
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('invalid_request', 'the request body does not match its Content-Length')
+  }
+  if (err instanceof SyntaxError || err.statusCode === 400) return new AppError('invalid_request', 'malformed request: ' + err.message)
+  return null
+}
+
+/**
+ * One error handler writes every error as the envelope of CONTRACT.md. Unexpected errors are
+ * logged with the request ID and answered as a bare 500: internals never leave the Hub.
+ */
+export function installErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const known = err instanceof AppError ? err : fromFastify(err)
+    if (known) {
+      if (known.status >= 500) request.log.error({err}, known.message)
+      return sendError(reply, request, known)
+    }
+    request.log.error({err}, 'unhandled error')
+    return sendError(reply, request, new AppError('internal_error', 'internal error; the Hub logged it under this request ID'))
+  })
+  app.setNotFoundHandler((request, reply) => {
+    sendError(reply, request, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`))
+  })
+}

@@ -1,0 +1,51 @@
+import {mkdirSync} from 'node:fs'
+import {dirname} from 'node:path'
+import {Kysely, PostgresDialect, SqliteDialect, sql} from 'kysely'
+import type {Database} from './schema.js'
+
+export type Driver = 'sqlite' | 'postgres'
+
+export interface DbOptions {
+  driver: Driver
+  /** SQLite file path or `postgres://` URL (a `?options=-c search_path=x` selects a schema). */
+  url: string
+  /** Maximum PostgreSQL pool size. */
+  poolSize?: number
+}
+
+export interface DbHandle {
+  db: Kysely<Database>
+  driver: Driver
+  close(): Promise<void>
+}
+
+/**
+ * The only place that picks SQLite or PostgreSQL. SQLite runs in WAL mode with foreign keys
+ * on and a busy timeout, so a second process (the CLI, a test) reading the file never fails
+ * at once on a lock.
+ */
+export async function createDb(opts: DbOptions): Promise<DbHandle> {
+  if (opts.driver === 'sqlite') {
+    const {default: Sqlite} = await import('better-sqlite3')
+    if (opts.url !== ':memory:') mkdirSync(dirname(opts.url), {recursive: true})
+    const database = new Sqlite(opts.url)
+    database.pragma('journal_mode = WAL')
+    database.pragma('foreign_keys = ON')
+    database.pragma('busy_timeout = 5000')
+    database.pragma('synchronous = NORMAL')
+    const db = new Kysely<Database>({dialect: new SqliteDialect({database})})
+    return {db, driver: 'sqlite', close: () => db.destroy()}
+  }
+  const pg = await import('pg')
+  const Pool = pg.default?.Pool ?? (pg as unknown as {Pool: typeof import('pg').Pool}).Pool
+  const pool = new Pool({connectionString: opts.url, max: opts.poolSize ?? 10})
+  // An idle client's network error must not crash the Hub; the next query reports it.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({dialect: new PostgresDialect({pool})})
+  return {db, driver: 'postgres', close: () => db.destroy()}
+}
+
+/** Round-trips the database (readiness). */
+export async function ping(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db)
+}

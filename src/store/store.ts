@@ -1,0 +1,47 @@
+import type {Kysely} from 'kysely'
+import {createDb, ping, type DbOptions} from './create-db.js'
+import {migrate, type MigrateResult} from './migrate.js'
+import {credentialsRepo} from './repositories/credentials.js'
+import {hubSettingsRepo} from './repositories/hub-settings.js'
+import {loginFlowsRepo} from './repositories/login-flows.js'
+import {projectsRepo} from './repositories/projects.js'
+import {usersRepo} from './repositories/users.js'
+import type {Database} from './schema.js'
+
+const repos = (db: Kysely<Database>) => ({
+  users: usersRepo(db),
+  projects: projectsRepo(db),
+  credentials: credentialsRepo(db),
+  loginFlows: loginFlowsRepo(db),
+  hubSettings: hubSettingsRepo(db),
+})
+
+export type Repos = ReturnType<typeof repos>
+
+/** The storage port: repositories, transactions, readiness and lifecycle. */
+export interface Store extends Repos {
+  /** Runs `fn` in one transaction; repositories on `tx` take part in it. */
+  transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>
+  ping(): Promise<void>
+  migrate(): Promise<MigrateResult>
+  close(): Promise<void>
+  readonly driver: 'sqlite' | 'postgres'
+}
+
+export async function openStore(opts: DbOptions): Promise<Store> {
+  const handle = await createDb(opts)
+  const {db} = handle
+  let closed = false
+  return {
+    ...repos(db),
+    driver: handle.driver,
+    transaction: (fn) => db.transaction().execute((trx) => fn(repos(trx))),
+    ping: () => ping(db),
+    migrate: () => migrate(handle),
+    close: async () => {
+      if (closed) return
+      closed = true
+      await handle.close()
+    },
+  }
+}
