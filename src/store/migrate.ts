@@ -12,8 +12,9 @@ export interface MigrateResult {
   applied: string[]
 }
 
-async function runMigrator(db: Kysely<Database>): Promise<MigrateResult> {
-  const migrator = new Migrator({db, provider})
+async function runMigrator(db: Kysely<Database>, schema?: string): Promise<MigrateResult> {
+  // Kysely finds its bookkeeping tables in any schema unless told which: pin it to ours.
+  const migrator = new Migrator({db, provider, ...(schema && {migrationTableSchema: schema})})
   const {error, results} = await migrator.migrateToLatest()
   if (error) throw error
   return {applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)}
@@ -30,7 +31,8 @@ export async function migrate(handle: DbHandle): Promise<MigrateResult> {
   return handle.db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${LOCK_NAMESPACE}, hashtext(current_schema()))`.execute(conn)
     try {
-      return await runMigrator(conn)
+      const {rows} = await sql<{schema: string}>`select current_schema() as schema`.execute(conn)
+      return await runMigrator(conn, rows[0].schema)
     } finally {
       await sql`select pg_advisory_unlock(${LOCK_NAMESPACE}, hashtext(current_schema()))`.execute(conn)
     }

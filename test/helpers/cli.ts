@@ -1,0 +1,99 @@
+import {spawn, type ChildProcess} from 'node:child_process'
+import {createServer} from 'node:net'
+import {fileURLToPath} from 'node:url'
+
+export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+  /** stdout parsed as JSON when it is JSON. */
+  json: any
+}
+
+/** Environment for a spawned svc: a given HOME, no inherited svc variables, no colour. */
+export function cliEnv(home: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && k !== 'NODE_EXTRA_CA_CERTS') env[k] = v
+  return {...env, HOME: home, NO_COLOR: '1', ...extra}
+}
+
+/** Runs `svc <args>` to completion. */
+export function runCli(args: string[], opts: {env: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {env: opts.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe']})
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      let json: unknown
+      try {
+        json = JSON.parse(stdout)
+      } catch {
+        json = undefined
+      }
+      resolve({code, stdout, stderr, json})
+    })
+    child.stdin.end(opts.input ?? '')
+  })
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as {port: number}).port
+      srv.close(() => resolve(port))
+    })
+    srv.on('error', reject)
+  })
+}
+
+export interface RunningServer {
+  child: ChildProcess
+  url: string
+  port: number
+  stderr: () => string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Spawns `svc server start` and waits until /healthz answers. */
+export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<RunningServer> {
+  const port = await freePort()
+  const child = spawn(process.execPath, [BIN, 'server', 'start', '--port', String(port), ...args], {env, stdio: ['ignore', 'pipe', 'pipe']})
+  let err = ''
+  child.stderr!.on('data', (d) => (err += d))
+  child.stdout!.on('data', () => {})
+  const url = `http://127.0.0.1:${port}`
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${err}`)
+    try {
+      const {requestJson} = await import('../../src/client/http.js')
+      await requestJson('GET', `${url}/healthz`, {timeoutMs: 1000})
+      break
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL')
+        throw new Error(`server did not answer /healthz within ${timeoutMs} ms: ${err}`)
+      }
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  return {
+    child,
+    url,
+    port,
+    stderr: () => err,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
