@@ -44,4 +44,9 @@ export interface CallContext {
   credentialKind: CredentialKind
   requestId: string
   bounds?: TokenBounds
+  /**
+   * Scopes of an agent token (e.g. `project:artifact:read`, `ScopeAgentLifecycle`), fixed when
+   * the token is minted from the agent's role. Absent for other credential kinds.
+   */
+  scopes?: ReadonlySet<string>
 }
