@@ -1,0 +1,69 @@
+/**
+ * The runtime port: how a broker runs an agent's harness. Implementations: `local` (tmux on the
+ * broker's host), `docker` and `podman` (their CLIs), `kubernetes` (the API). The broker talks
+ * only to this interface; the Hub never sees a runtime.
+ */
+export type RuntimeType = 'local' | 'docker' | 'podman' | 'container' | 'kubernetes'
+
+export interface Resources {
+  cpu: string
+  memory: string
+  disk: string
+  gpu: number
+}
+
+/** Resource defaults of the spec's Limits table. */
+export const DEFAULT_RESOURCES: Resources = {cpu: '1', memory: '2Gi', disk: '10Gi', gpu: 0}
+
+export interface AgentSpec {
+  agentId: string
+  /** Human name of the agent, unique in its project. */
+  name: string
+  projectId: string
+  /** argv of the harness process (e.g. ['/bin/bash', '--noprofile', '--norc', '-i'] for `shell`). */
+  command: string[]
+  /** The agent environment (SVC_HUB_ENDPOINT, SVC_AUTH_TOKEN, SVC_AGENT_ID, ...) plus harness env. */
+  env: Record<string, string>
+  /** Container image (container runtimes; ignored by `local`). */
+  image?: string
+  workdir?: string
+  resources: Resources
+}
+
+/** What a runtime needs to find an agent again, kept by the broker (and persisted by it). */
+export interface RuntimeHandle {
+  runtime: RuntimeType
+  /** tmux session name, container name, or pod name. */
+  ref: string
+}
+
+/** A live interactive terminal on an agent (attach). Bytes in both directions. */
+export interface TerminalStream {
+  onData(listener: (chunk: Buffer) => void): void
+  onClose(listener: () => void): void
+  write(data: Buffer): Promise<void>
+  resize(cols: number, rows: number): Promise<void>
+  close(): Promise<void>
+}
+
+/** A named key (`Enter`, `Escape`, `Tab`, `Up`, `C-c`, ...) or a literal string. */
+export type KeyInput = {key: string} | {literal: string}
+
+export interface Runtime {
+  readonly type: RuntimeType
+  /** True when this runtime can run agents here (tmux on PATH; a container engine answering). */
+  available(): Promise<boolean>
+  start(spec: AgentSpec): Promise<RuntimeHandle>
+  /** Stops and removes the agent's session or container. Idempotent. */
+  stop(handle: RuntimeHandle): Promise<void>
+  isRunning(handle: RuntimeHandle): Promise<boolean>
+  /** Output so far, then (with follow) new output until the signal aborts or the agent ends. */
+  logs(handle: RuntimeHandle, opts: {follow: boolean; signal?: AbortSignal}): AsyncIterable<Buffer>
+  attach(handle: RuntimeHandle, opts: {cols: number; rows: number}): Promise<TerminalStream>
+  /** True when the terminal exists and accepts input. */
+  terminalReady(handle: RuntimeHandle): Promise<boolean>
+  /** Sends one named key or one literal string to the terminal, once (no retry). */
+  sendKeys(handle: RuntimeHandle, input: KeyInput): Promise<void>
+  /** Pastes text as a bracketed paste, then presses Enter unless `noEnter`. */
+  paste(handle: RuntimeHandle, text: string, opts?: {noEnter?: boolean}): Promise<void>
+}
