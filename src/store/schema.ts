@@ -24,6 +24,7 @@ export interface ProjectsTable {
   slug: string
   git_remote: string | null
   description: string
+  default_broker_id: string | null
   created_by: string
   created_at: string
   updated_at: string
@@ -75,7 +76,107 @@ export interface HubSettingsTable {
   updated_at: string
 }
 
+export interface BrokersTable {
+  id: string
+  name: string
+  status: string
+  secret: string | null
+  capabilities: string
+  runtimes: string
+  version: string
+  colocated: number
+  created_by: string
+  created_at: string
+  updated_at: string
+  joined_at: string | null
+  last_seen_at: string | null
+}
+
+export interface BrokerJoinTokensTable {
+  id: string
+  broker_id: string
+  token_hash: string
+  created_at: string
+  expires_at: string
+  used_at: string | null
+}
+
+export interface AgentsTable {
+  id: string
+  project_id: string
+  name: string
+  broker_id: string | null
+  phase: string
+  activity: string | null
+  detail: string
+  harness_config: string
+  template: string | null
+  task: string | null
+  role: string
+  runtime: string | null
+  runtime_ref: string | null
+  config: string
+  error: string | null
+  created_by_kind: string
+  created_by_id: string
+  created_at: string
+  updated_at: string
+  last_heartbeat_at: string | null
+  deleted_at: string | null
+}
+
+export interface AgentTokensTable {
+  id: string
+  agent_id: string
+  token_hash: string
+  scopes: string
+  created_at: string
+  expires_at: string
+  revoked_at: string | null
+}
+
+export interface AgentLogArchivesTable {
+  agent_id: string
+  content: string
+  size: number
+  created_at: string
+}
+
+export interface TemplatesTable {
+  id: string
+  name: string
+  scope: string
+  description: string
+  current_version: number
+  created_by: string
+  created_at: string
+  updated_at: string
+}
+
+export interface TemplateVersionsTable {
+  template_id: string
+  seq: number
+  manifest: string
+  created_by: string
+  created_at: string
+}
+
+export interface TemplateFilesTable {
+  template_id: string
+  seq: number
+  path: string
+  content: string
+}
+
 export interface Database {
+  brokers: BrokersTable
+  broker_join_tokens: BrokerJoinTokensTable
+  agents: AgentsTable
+  agent_tokens: AgentTokensTable
+  agent_log_archives: AgentLogArchivesTable
+  templates: TemplatesTable
+  template_versions: TemplateVersionsTable
+  template_files: TemplateFilesTable
   users: UsersTable
   projects: ProjectsTable
   project_members: ProjectMembersTable

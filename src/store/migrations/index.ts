@@ -1,7 +1,9 @@
 import type {Migration} from 'kysely'
 import * as m0001 from './0001-foundation.js'
+import * as m0002 from './0002-agents-brokers.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0002-agents-brokers': m0002,
 }
