@@ -168,7 +168,50 @@ export interface TemplateFilesTable {
   content: string
 }
 
+export interface ArtifactsTable {
+  id: string
+  title: string
+  owner_kind: string
+  owner_id: string
+  project_id: string
+  current_version: number
+  created_at: string
+  updated_at: string
+}
+
+export interface ArtifactVersionsTable {
+  artifact_id: string
+  seq: number
+  entry_path: string
+  created_by_kind: string
+  created_by_id: string
+  created_at: string
+}
+
+export interface ArtifactFilesTable {
+  artifact_id: string
+  seq: number
+  path: string
+  /** bigint: PostgreSQL returns it as text; the repository converts. */
+  size: number | string
+  sha256: string
+  media_type: string
+  blob_key: string
+}
+
+export interface ArtifactGrantsTable {
+  artifact_id: string
+  grantee_kind: string
+  grantee_id: string
+  granted_by: string
+  created_at: string
+}
+
 export interface Database {
+  artifacts: ArtifactsTable
+  artifact_versions: ArtifactVersionsTable
+  artifact_files: ArtifactFilesTable
+  artifact_grants: ArtifactGrantsTable
   brokers: BrokersTable
   broker_join_tokens: BrokerJoinTokensTable
   agents: AgentsTable

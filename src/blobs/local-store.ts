@@ -1,0 +1,54 @@
+import {randomUUID} from 'node:crypto'
+import {createReadStream, createWriteStream} from 'node:fs'
+import {mkdir, rename, rm, stat} from 'node:fs/promises'
+import {dirname, join} from 'node:path'
+import type {Readable} from 'node:stream'
+import {pipeline} from 'node:stream/promises'
+import {assertKey, type BlobInfo, type BlobStore, type PutOptions} from './blob-store.js'
+import {measuring} from './measure.js'
+
+/**
+ * Blobs as files under `root`. Uploads go to `root/.tmp/` and are renamed into place only when
+ * complete and accepted, so a reader never sees a partial file and a failed upload leaves
+ * nothing behind (the temp file is removed on every failure path).
+ */
+export function createLocalBlobStore(root: string): BlobStore {
+  const tmpDir = join(root, '.tmp')
+  const pathOf = (key: string) => {
+    assertKey(key)
+    return join(root, key)
+  }
+  return {
+    kind: 'local',
+    async put(key: string, body: Readable, opts: PutOptions = {}): Promise<BlobInfo> {
+      const final = pathOf(key)
+      await mkdir(tmpDir, {recursive: true})
+      const tmp = join(tmpDir, `${randomUUID()}.part`)
+      const m = measuring()
+      try {
+        await pipeline(body, m.stream, createWriteStream(tmp, {flags: 'wx', mode: 0o600}), ...(opts.signal ? [{signal: opts.signal}] : []))
+        const info = m.result()
+        await opts.accept?.(info)
+        await mkdir(dirname(final), {recursive: true})
+        await rename(tmp, final)
+        return info
+      } catch (err) {
+        await rm(tmp, {force: true})
+        throw err
+      }
+    },
+    async get(key: string) {
+      const file = pathOf(key)
+      try {
+        const st = await stat(file)
+        return {stream: createReadStream(file), size: st.size}
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+        throw err
+      }
+    },
+    async delete(key: string) {
+      await rm(pathOf(key), {force: true})
+    },
+  }
+}
