@@ -40,14 +40,36 @@ export function parseYamlText(file: string, text: string): LoadedYaml {
   const doc = parseDocument(text, {lineCounter: lines, prettyErrors: false, uniqueKeys: true})
   const first = doc.errors[0]
   if (first) {
-    const pos = first.linePos?.[0] ?? {line: 1, col: 1}
-    throw new ConfigError(file, pos.line, pos.col, null, first.message.split('\n')[0])
+    // With prettyErrors off the parser sets no linePos: compute it from the offset.
+    const pos = lines.linePos(first.pos[0])
+    throw new ConfigError(file, pos.line, pos.col, keyAt(doc, first.pos[0]), first.message.split('\n')[0])
   }
   const data = doc.toJS({maxAliasCount: 100}) ?? {}
   if (typeof data !== 'object' || Array.isArray(data)) {
     throw new ConfigError(file, 1, 1, null, 'expected a mapping of settings at the top level')
   }
   return {file, doc, data, lines}
+}
+
+/**
+ * Dotted path of the last key that starts at or before `offset` in the (partly parsed)
+ * document: the key a syntax error sits in or after. Null when there is none.
+ */
+export function keyAt(doc: Document, offset: number): string | null {
+  let best: {path: string[]; start: number} | null = null
+  const walk = (node: unknown, path: string[]) => {
+    if (!isMap(node)) return
+    for (const pair of node.items) {
+      const key = pair.key as Node | null
+      const start = key && isScalar(key) && key.range ? key.range[0] : null
+      if (start === null || start > offset) continue
+      const here = [...path, String(key!.toJSON())]
+      if (!best || start >= best.start) best = {path: here, start}
+      walk(pair.value, here)
+    }
+  }
+  walk(doc.contents, [])
+  return best ? (best as {path: string[]}).path.join('.') : null
 }
 
 /** Line and column of the value at `path` (or of its closest existing parent). */
