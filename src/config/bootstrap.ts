@@ -54,22 +54,20 @@ const hasServer = (f: LoadedYaml | null) => !!f && Object.prototype.hasOwnProper
 function selectFiles(env: NodeJS.ProcessEnv, configPath: string | undefined) {
   const p = paths(env)
   const global = loadYamlFile(p.globalSettings)
-  let config: LoadedYaml | null = null
-  if (configPath) {
-    config = loadYamlFile(configPath)
-    if (!config) throw new BootstrapError(`--config ${configPath}: file not found`)
-  }
   const used: LoadedYaml[] = []
+  const warnings: string[] = []
   let tree: Record<string, unknown>
   let settingsFile: string | null = null
   let legacyFile: string | null = null
+  let config: LoadedYaml | null = null
 
   if (hasServer(global)) {
-    // Rule 1: the global file has a server key; the --config file is not read.
+    // Rule 1: the global file has a server key; the --config file is not read (not even parsed).
     tree = {...global!.data}
     used.push(global!)
     settingsFile = global!.file
-  } else if (config && hasServer(config)) {
+    if (configPath) warnings.push(`--config ${configPath} is not read: ${global!.file} has a server block, which wins`)
+  } else if ((config = configPath ? loadConfigFile(configPath) : null) && hasServer(config)) {
     // Rule 2: server block and hub sections from --config, everything else from the global file.
     tree = {}
     for (const [k, v] of Object.entries(global?.data ?? {})) if (k !== 'server' && !isHubSection(k)) tree[k] = v
@@ -95,7 +93,13 @@ function selectFiles(env: NodeJS.ProcessEnv, configPath: string | undefined) {
     if (err) throw err
     checkSchemaVersion(f)
   }
-  return {tree, settingsFile, legacyFile}
+  return {tree, settingsFile, legacyFile, warnings}
+}
+
+function loadConfigFile(configPath: string): LoadedYaml {
+  const config = loadYamlFile(configPath)
+  if (!config) throw new BootstrapError(`--config ${configPath}: file not found`)
+  return config
 }
 
 function checkSchemaVersion(f: LoadedYaml) {
@@ -140,10 +144,9 @@ export function parseMode(raw: unknown): Mode {
  * Throws ConfigError for a malformed file and BootstrapError for a bad variable or mode.
  */
 export function resolveBootstrap(flags: StartFlags = {}, env: NodeJS.ProcessEnv = process.env): Bootstrap {
-  const {tree, settingsFile, legacyFile} = selectFiles(env, flags.config)
+  const {tree, settingsFile, legacyFile, warnings} = selectFiles(env, flags.config)
   const values: Record<string, unknown> = {}
   const origins: Record<string, Origin> = {}
-  const warnings: string[] = []
   const set = (key: string, value: unknown, origin: Origin) => {
     values[key] = value
     origins[key] = origin
@@ -173,7 +176,9 @@ export function resolveBootstrap(flags: StartFlags = {}, env: NodeJS.ProcessEnv 
     }
   }
 
-  const mode = flags.hosted ? 'hosted' : parseMode(values['server.mode'])
+  // A bad server.mode is refused even when --hosted overrides it: the configuration is wrong.
+  const configuredMode = parseMode(values['server.mode'])
+  const mode = flags.hosted ? 'hosted' : configuredMode
   if (flags.hosted) set('server.mode', 'hosted', 'flag')
 
   if (mode === 'workstation') {
@@ -202,10 +207,14 @@ export function resolveBootstrap(flags: StartFlags = {}, env: NodeJS.ProcessEnv 
   }
 
   let logLevel = String(values['server.log_level'])
-  if (env.SVC_LOG_LEVEL) logLevel = env.SVC_LOG_LEVEL
+  let logLevelFrom = 'server.log_level'
+  if (env.SVC_LOG_LEVEL) {
+    logLevel = env.SVC_LOG_LEVEL
+    logLevelFrom = 'SVC_LOG_LEVEL'
+  }
   if (flags.debug) logLevel = 'debug'
   if (!SERVER_KEYS['server.log_level'].oneOf!.includes(logLevel)) {
-    throw new BootstrapError(`invalid log level "${logLevel}": expected one of ${SERVER_KEYS['server.log_level'].oneOf!.join(', ')}`)
+    throw new BootstrapError(`${logLevelFrom}: invalid log level "${logLevel}": expected one of ${SERVER_KEYS['server.log_level'].oneOf!.join(', ')}`)
   }
   if (legacyFile) warnings.push(`using the deprecated server config file ${legacyFile}; move its keys under server: in settings.yaml`)
 

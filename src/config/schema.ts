@@ -92,6 +92,7 @@ export function parseEnvValue(variable: string, spec: KeySpec, raw: string): unk
         throw new Error(`${variable}: expected a JSON object, found "${raw}"`)
       }
     default:
+      if (spec.oneOf && !spec.oneOf.includes(raw)) throw new Error(`${variable}: expected one of ${spec.oneOf.join(', ')}, found "${raw}"`)
       return raw
   }
 }
