@@ -1,19 +1,24 @@
 import type {Kysely} from 'kysely'
 import {createDb, ping, type DbOptions} from './create-db.js'
 import {migrate, type MigrateResult} from './migrate.js'
+import {artifactsRepo} from './repositories/artifacts.js'
+import {agentsRepo} from './repositories/agents.js'
+import {brokersRepo} from './repositories/brokers.js'
 import {credentialsRepo} from './repositories/credentials.js'
 import {hubSettingsRepo} from './repositories/hub-settings.js'
 import {loginFlowsRepo} from './repositories/login-flows.js'
 import {projectsRepo} from './repositories/projects.js'
+import {templatesRepo} from './repositories/templates.js'
 import {usersRepo} from './repositories/users.js'
 import type {Database} from './schema.js'
 
-const repos = (db: Kysely<Database>) => ({
+const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   users: usersRepo(db),
   projects: projectsRepo(db),
   credentials: credentialsRepo(db),
   loginFlows: loginFlowsRepo(db),
   hubSettings: hubSettingsRepo(db),
+  artifacts: artifactsRepo(db),
 })
 
 export type Repos = ReturnType<typeof repos>
@@ -33,9 +38,9 @@ export async function openStore(opts: DbOptions): Promise<Store> {
   const {db} = handle
   let closed = false
   return {
-    ...repos(db),
+    ...repos(db, handle.driver),
     driver: handle.driver,
-    transaction: (fn) => db.transaction().execute((trx) => fn(repos(trx))),
+    transaction: (fn) => db.transaction().execute((trx) => fn(repos(trx, handle.driver))),
     ping: () => ping(db),
     migrate: () => migrate(handle),
     close: async () => {

@@ -1,0 +1,180 @@
+import type {Kysely, Selectable} from 'kysely'
+import type {AgentsTable, Database} from '../schema.js'
+import {translateDbError} from '../db-errors.js'
+
+export interface AgentRecord {
+  id: string
+  projectId: string
+  name: string
+  brokerId: string | null
+  phase: string
+  activity: string | null
+  detail: string
+  harnessConfig: string
+  template: string | null
+  task: string | null
+  role: string
+  runtime: string | null
+  runtimeRef: string | null
+  config: Record<string, unknown>
+  error: string | null
+  createdBy: {kind: 'user' | 'agent'; id: string}
+  createdAt: string
+  updatedAt: string
+  lastHeartbeatAt: string | null
+  deletedAt: string | null
+}
+
+const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
+  id: r.id,
+  projectId: r.project_id,
+  name: r.name,
+  brokerId: r.broker_id,
+  phase: r.phase,
+  activity: r.activity,
+  detail: r.detail,
+  harnessConfig: r.harness_config,
+  template: r.template,
+  task: r.task,
+  role: r.role,
+  runtime: r.runtime,
+  runtimeRef: r.runtime_ref,
+  config: JSON.parse(r.config),
+  error: r.error,
+  createdBy: {kind: r.created_by_kind as 'user' | 'agent', id: r.created_by_id},
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  lastHeartbeatAt: r.last_heartbeat_at,
+  deletedAt: r.deleted_at,
+})
+
+export interface AgentPatch {
+  phase?: string
+  activity?: string | null
+  detail?: string
+  brokerId?: string | null
+  runtime?: string | null
+  runtimeRef?: string | null
+  error?: string | null
+  lastHeartbeatAt?: string
+  deletedAt?: string
+}
+
+export interface AgentFilter {
+  projectIds?: string[]
+  createdById?: string
+  phase?: string
+  brokerId?: string
+  includeDeleted?: boolean
+}
+
+export const agentsRepo = (db: Kysely<Database>) => ({
+  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt'>): Promise<AgentRecord> {
+    try {
+      const r = await db
+        .insertInto('agents')
+        .values({
+          id: a.id,
+          project_id: a.projectId,
+          name: a.name,
+          broker_id: a.brokerId,
+          phase: a.phase,
+          activity: a.activity,
+          detail: a.detail,
+          harness_config: a.harnessConfig,
+          template: a.template,
+          task: a.task,
+          role: a.role,
+          runtime: a.runtime,
+          runtime_ref: a.runtimeRef,
+          config: JSON.stringify(a.config),
+          error: a.error,
+          created_by_kind: a.createdBy.kind,
+          created_by_id: a.createdBy.id,
+          created_at: a.createdAt,
+          updated_at: a.updatedAt,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      return toAgent(r)
+    } catch (err) {
+      translateDbError(err, 'agent')
+    }
+  },
+  async get(id: string): Promise<AgentRecord | null> {
+    const r = await db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst()
+    return r ? toAgent(r) : null
+  },
+  /** A live agent by name in a project. */
+  async getByName(projectId: string, name: string): Promise<AgentRecord | null> {
+    const r = await db.selectFrom('agents').selectAll().where('project_id', '=', projectId).where('name', '=', name).where('deleted_at', 'is', null).executeTakeFirst()
+    return r ? toAgent(r) : null
+  },
+  async list(f: AgentFilter): Promise<AgentRecord[]> {
+    let q = db.selectFrom('agents').selectAll()
+    if (!f.includeDeleted) q = q.where('deleted_at', 'is', null)
+    if (f.projectIds) {
+      if (f.projectIds.length === 0) return []
+      q = q.where('project_id', 'in', f.projectIds)
+    }
+    if (f.createdById) q = q.where('created_by_id', '=', f.createdById)
+    if (f.phase) q = q.where('phase', '=', f.phase)
+    if (f.brokerId) q = q.where('broker_id', '=', f.brokerId)
+    const rows = await q.orderBy('created_at').orderBy('id').execute()
+    return rows.map(toAgent)
+  },
+  async update(id: string, patch: AgentPatch, now: string): Promise<AgentRecord | null> {
+    const r = await db
+      .updateTable('agents')
+      .set({
+        ...(patch.phase !== undefined && {phase: patch.phase}),
+        ...(patch.activity !== undefined && {activity: patch.activity}),
+        ...(patch.detail !== undefined && {detail: patch.detail}),
+        ...(patch.brokerId !== undefined && {broker_id: patch.brokerId}),
+        ...(patch.runtime !== undefined && {runtime: patch.runtime}),
+        ...(patch.runtimeRef !== undefined && {runtime_ref: patch.runtimeRef}),
+        ...(patch.error !== undefined && {error: patch.error}),
+        ...(patch.lastHeartbeatAt !== undefined && {last_heartbeat_at: patch.lastHeartbeatAt}),
+        ...(patch.deletedAt !== undefined && {deleted_at: patch.deletedAt}),
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
+    return r ? toAgent(r) : null
+  },
+  /** Live agents counted against quotas: not deleted and not stopped or failed. */
+  async countActive(by: {projectId?: string; brokerId?: string}): Promise<number> {
+    let q = db.selectFrom('agents').select((eb) => eb.fn.countAll().as('n')).where('deleted_at', 'is', null).where('phase', 'not in', ['stopped', 'error'])
+    if (by.projectId) q = q.where('project_id', '=', by.projectId)
+    if (by.brokerId) q = q.where('broker_id', '=', by.brokerId)
+    return Number((await q.executeTakeFirstOrThrow()).n)
+  },
+  async countByProject(projectId: string): Promise<number> {
+    const r = await db.selectFrom('agents').select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).where('deleted_at', 'is', null).executeTakeFirstOrThrow()
+    return Number(r.n)
+  },
+  async insertToken(t: {id: string; agentId: string; tokenHash: string; scopes: string[]; now: string; expiresAt: string}): Promise<void> {
+    await db.insertInto('agent_tokens').values({id: t.id, agent_id: t.agentId, token_hash: t.tokenHash, scopes: JSON.stringify(t.scopes), created_at: t.now, expires_at: t.expiresAt, revoked_at: null}).execute()
+  },
+  async tokenByHash(hash: string): Promise<{id: string; agentId: string; scopes: string[]; expiresAt: string; revokedAt: string | null} | null> {
+    const r = await db.selectFrom('agent_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst()
+    return r ? {id: r.id, agentId: r.agent_id, scopes: JSON.parse(r.scopes), expiresAt: r.expires_at, revokedAt: r.revoked_at} : null
+  },
+  async revokeTokens(agentId: string, now: string): Promise<void> {
+    await db.updateTable('agent_tokens').set({revoked_at: now}).where('agent_id', '=', agentId).where('revoked_at', 'is', null).execute()
+  },
+  async putLogArchive(agentId: string, content: string, now: string): Promise<void> {
+    await db
+      .insertInto('agent_log_archives')
+      .values({agent_id: agentId, content, size: content.length, created_at: now})
+      .onConflict((oc) => oc.column('agent_id').doUpdateSet({content, size: content.length, created_at: now}))
+      .execute()
+  },
+  async logArchive(agentId: string): Promise<string | null> {
+    const r = await db.selectFrom('agent_log_archives').select('content').where('agent_id', '=', agentId).executeTakeFirst()
+    return r?.content ?? null
+  },
+})
+
+export type AgentsRepo = ReturnType<typeof agentsRepo>
