@@ -19,6 +19,24 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   loginFlows: loginFlowsRepo(db),
   hubSettings: hubSettingsRepo(db),
   artifacts: artifactsRepo(db),
+  brokers: brokersRepo(db),
+  agents: agentsRepo(db),
+  templates: templatesRepo(db),
+  locks: locksRepo(db, driver),
+})
+
+/**
+ * Row locks that serialise check-then-write sequences (quota counts) inside a transaction.
+ * PostgreSQL takes `FOR UPDATE` on the row; SQLite needs nothing because a write transaction
+ * there already excludes every other writer.
+ */
+const locksRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
+  async project(id: string): Promise<void> {
+    if (driver === 'postgres') await db.selectFrom('projects').select('id').where('id', '=', id).forUpdate().execute()
+  },
+  async broker(id: string): Promise<void> {
+    if (driver === 'postgres') await db.selectFrom('brokers').select('id').where('id', '=', id).forUpdate().execute()
+  },
 })
 
 export type Repos = ReturnType<typeof repos>
