@@ -30,6 +30,9 @@ export const ERROR_CODES = {
   login_expired: {status: 400, description: 'The sign-in attempt expired or was already used; start again.'},
   authorization_pending: {status: 428, description: 'Device sign-in: the user has not finished in the browser yet; poll again.'},
   access_denied: {status: 403, description: 'The user declined the sign-in at the OpenID provider.'},
+  slow_down: {status: 429, description: 'Device sign-in: polling too often; `details.interval` is the number of seconds to wait between polls.'},
+  invalid_verifier: {status: 400, description: 'CLI sign-in: the PKCE verifier does not match the challenge the sign-in began with; the one-time code is spent.'},
+  device_flow_unsupported: {status: 501, description: 'Device sign-in: the OpenID provider of this Hub offers no device authorization endpoint; sign in with a browser.'},
 
   // CLI-side codes (never sent by the Hub)
   hub_unreachable: {status: 0, description: 'CLI: no Hub answered at the endpoint (exit code 3).'},

@@ -8,6 +8,7 @@ import {installErrorHandling} from './plugins/errors.js'
 import {installValidation} from './plugins/validation.js'
 import {authRoutes} from './routes/auth.js'
 import {healthRoutes} from './routes/health.js'
+import {oidcRoutes} from './routes/oidc.js'
 import {projectRoutes} from './routes/projects.js'
 import {userRoutes} from './routes/users.js'
 
@@ -57,6 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   healthRoutes(app, services.ping)
   authRoutes(app, services)
+  oidcRoutes(app, services.signIn)
   userRoutes(app, services.users)
   projectRoutes(app, services.projects, '/api/v1/projects')
   projectRoutes(app, services.projects, '/api/v1/groves')
