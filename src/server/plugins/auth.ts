@@ -26,6 +26,20 @@ function bearerOf(request: FastifyRequest): string | null {
 }
 
 /**
+ * Whether an Origin header names the host the request was sent to. Default ports compare equal
+ * (`Host: hub:80` and `Origin: http://hub`); an opaque `null` origin or anything unparsable
+ * never matches.
+ */
+function sameHost(origin: string, host: string): boolean {
+  try {
+    const o = new URL(origin)
+    return o.host === new URL(`${o.protocol}//${host}`).host
+  } catch {
+    return false
+  }
+}
+
+/**
  * A cookie rides along on cross-site requests, so a state-changing request authenticated by the
  * session cookie must come from the Hub's own pages (same origin).
  */
@@ -35,7 +49,7 @@ function assertSameOrigin(request: FastifyRequest) {
   if (site === 'same-origin') return
   const origin = request.headers.origin
   const host = request.headers.host
-  if (origin && host && new URL(origin).host === host) return
+  if (origin && host && sameHost(origin, host)) return
   throw new AppError('forbidden', 'cross-site request refused: send the session as a Bearer token, or from the Hub\'s own pages')
 }
 
