@@ -1,0 +1,200 @@
+/**
+ * The `local` runtime: each agent's harness runs on the broker's host in its own tmux session
+ * `svc-<agentId>`. tmux is driven through argv (never a shell string) with the broker's
+ * environment, so TMUX_TMPDIR chooses the tmux server.
+ */
+import {spawn} from 'node:child_process'
+import {randomUUID} from 'node:crypto'
+import {mkdir, rm, writeFile} from 'node:fs/promises'
+import {join} from 'node:path'
+import type {AgentSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
+import {followFile} from './follow-file.js'
+import {CommandError, runCommand} from './run-command.js'
+import {type ByteChannel, ControlModeTerminal} from './tmux-control.js'
+import {newSessionArgs, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
+
+export interface LocalTmuxOptions {
+  /** Directory for per-agent output logs (`<stateDir>/svc-<agentId>.log`); created when missing. */
+  stateDir: string
+  /** tmux executable; default `tmux` from PATH. */
+  tmux?: string
+  /** Environment of every tmux call and so of a tmux server this runtime starts; default process.env. */
+  env?: NodeJS.ProcessEnv
+  /** Size of a new session's window before anyone attaches; default 200x50. */
+  cols?: number
+  rows?: number
+  /** Poll interval of followed logs. */
+  pollMs?: number
+}
+
+const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
+
+export class LocalTmuxRuntime implements Runtime {
+  readonly type = 'local' as const
+  private readonly tmux: string
+  private readonly env: NodeJS.ProcessEnv
+
+  constructor(private readonly opts: LocalTmuxOptions) {
+    this.tmux = opts.tmux ?? 'tmux'
+    const env = {...(opts.env ?? process.env)}
+    // Inside a tmux session $TMUX names that server's socket and would override TMUX_TMPDIR:
+    // every call here must reach the same server, chosen by TMUX_TMPDIR alone.
+    delete env.TMUX
+    delete env.TMUX_PANE
+    this.env = env
+  }
+
+  async available(): Promise<boolean> {
+    try {
+      return (await runCommand(this.tmux, ['-V'], {env: this.env, timeoutMs: 5000})).code === 0
+    } catch {
+      return false
+    }
+  }
+
+  async start(spec: AgentSpec): Promise<RuntimeHandle> {
+    const session = sessionNameFor(spec.agentId)
+    const handle: RuntimeHandle = {runtime: 'local', ref: session}
+    if (await this.sessionExists(session)) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
+    await mkdir(this.opts.stateDir, {recursive: true})
+    const logFile = this.logFile(session)
+    await writeFile(logFile, '')
+    const args = newSessionArgs({
+      session,
+      cols: this.opts.cols ?? 200,
+      rows: this.opts.rows ?? 50,
+      env: spec.env,
+      command: spec.command,
+      workdir: spec.workdir,
+      logFile,
+    })
+    await this.tmuxChecked(args, `starting agent ${spec.agentId} in tmux`)
+    return handle
+  }
+
+  async stop(handle: RuntimeHandle): Promise<void> {
+    const session = this.ref(handle)
+    const r = await this.run(['kill-session', '-t', `=${session}`])
+    if (r.code !== 0 && (await this.sessionExists(session))) throw new Error(`stopping tmux session ${session} failed: ${r.stderr}`)
+    await rm(this.logFile(session), {force: true})
+  }
+
+  async isRunning(handle: RuntimeHandle): Promise<boolean> {
+    return (await this.paneState(this.ref(handle))) === 'alive'
+  }
+
+  async terminalReady(handle: RuntimeHandle): Promise<boolean> {
+    return (await this.paneState(this.ref(handle))) === 'alive'
+  }
+
+  logs(handle: RuntimeHandle, opts: {follow: boolean; signal?: AbortSignal}): AsyncIterable<Buffer> {
+    const session = this.ref(handle)
+    return followFile(this.logFile(session), {
+      follow: opts.follow,
+      signal: opts.signal,
+      pollMs: this.opts.pollMs,
+      isAlive: async () => (await this.paneState(session)) === 'alive',
+    })
+  }
+
+  async sendKeys(handle: RuntimeHandle, input: KeyInput): Promise<void> {
+    const session = this.ref(handle)
+    const args = sendKeysArgs(paneTarget(session), input)
+    await this.requireAlive(session)
+    await this.tmuxChecked(args, `sending keys to ${session}`)
+  }
+
+  async paste(handle: RuntimeHandle, text: string, opts: {noEnter?: boolean} = {}): Promise<void> {
+    const session = this.ref(handle)
+    const target = paneTarget(session)
+    await this.requireAlive(session)
+    if (text !== '') {
+      const buffer = `svc-paste-${randomUUID()}`
+      const r = await this.run(pasteArgs(target, buffer), Buffer.from(text, 'utf8'))
+      if (r.code !== 0) {
+        await this.run(['delete-buffer', '-b', buffer])
+        throw new Error(`pasting into ${session} failed: ${r.stderr}`)
+      }
+    }
+    if (!opts.noEnter) await this.tmuxChecked(sendKeysArgs(target, {key: 'Enter'}), `pressing Enter in ${session}`)
+  }
+
+  async attach(handle: RuntimeHandle, opts: {cols: number; rows: number}): Promise<TerminalStream> {
+    const session = this.ref(handle)
+    if (!(await this.sessionExists(session))) throw new Error(`cannot attach: tmux session ${session} does not exist`)
+    const env = {...this.env, TERM: this.env.TERM || 'xterm-256color'}
+    const child = spawn(this.tmux, ['-C', 'attach-session', '-t', `=${session}`], {env, stdio: ['pipe', 'pipe', 'pipe']})
+    const term = new ControlModeTerminal(childChannel(child), paneTarget(session))
+    try {
+      await term.start(opts.cols, opts.rows)
+    } catch (e) {
+      child.kill('SIGKILL')
+      throw new Error(`attaching to ${session} failed: ${(e as Error).message}`)
+    }
+    return term
+  }
+
+  /** `<stateDir>/<session>.log`: the pane's raw output (pipe-pane). */
+  logFile(session: string): string {
+    return join(this.opts.stateDir, `${session}.log`)
+  }
+
+  private ref(handle: RuntimeHandle): string {
+    if (handle.runtime !== 'local') throw new Error(`a ${handle.runtime} handle was given to the local runtime`)
+    if (!REF.test(handle.ref)) throw new Error(`${JSON.stringify(handle.ref)} is not a session name of the local runtime`)
+    return handle.ref
+  }
+
+  private async paneState(session: string): Promise<'alive' | 'dead' | 'missing'> {
+    const r = await this.run(['display-message', '-p', '-t', paneTarget(session), '#{pane_dead}'])
+    if (r.code !== 0) return 'missing'
+    return r.stdout.toString('utf8').trim() === '0' ? 'alive' : 'dead'
+  }
+
+  private async sessionExists(session: string): Promise<boolean> {
+    return (await this.run(['has-session', '-t', `=${session}`])).code === 0
+  }
+
+  private async requireAlive(session: string): Promise<void> {
+    const state = await this.paneState(session)
+    if (state === 'missing') throw new Error(`the agent's tmux session ${session} does not exist`)
+    if (state === 'dead') throw new Error(`the agent's harness in ${session} has exited; its terminal takes no input`)
+  }
+
+  private run(args: string[], input?: Buffer) {
+    return runCommand(this.tmux, args, {env: this.env, input, timeoutMs: 15_000})
+  }
+
+  private async tmuxChecked(args: string[], what: string): Promise<void> {
+    const r = await this.run(args)
+    if (r.code !== 0) throw new CommandError(`${what} failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
+  }
+}
+
+/** A child process as the byte channel of a control-mode client. */
+export function childChannel(child: import('node:child_process').ChildProcessWithoutNullStreams | import('node:child_process').ChildProcess): ByteChannel {
+  const closeListeners: Array<() => void> = []
+  let closed = false
+  const fire = () => {
+    if (closed) return
+    closed = true
+    for (const l of closeListeners) l()
+  }
+  child.on('close', fire)
+  child.on('error', fire)
+  child.stdin?.on('error', () => {})
+  return {
+    write: (data) => {
+      if (!closed && child.stdin?.writable) child.stdin.write(data)
+    },
+    onData: (l) => child.stdout?.on('data', l),
+    onClose: (l) => {
+      if (closed) queueMicrotask(l)
+      else closeListeners.push(l)
+    },
+    end: () => child.stdin?.end(),
+    kill: () => {
+      if (!closed) child.kill('SIGKILL')
+    },
+  }
+}

@@ -1,0 +1,66 @@
+/** Runs an external program without a shell and reports failures with its stderr. */
+import {spawn} from 'node:child_process'
+
+export interface RunResult {
+  code: number
+  stdout: Buffer
+  stderr: string
+}
+
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv
+  /** Bytes written to the program's stdin (then closed). */
+  input?: Buffer | string
+  /** Kills the program after this many milliseconds (reported as a failure). */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export class CommandError extends Error {
+  constructor(
+    message: string,
+    readonly result?: RunResult,
+  ) {
+    super(message)
+    this.name = 'CommandError'
+  }
+}
+
+/** Runs `file args`; resolves with the exit code and output whatever the code (never rejects on a non-zero exit). */
+export function runCommand(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal})
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    let timedOut = false
+    const timer = opts.timeoutMs
+      ? setTimeout(() => {
+          timedOut = true
+          child.kill('SIGKILL')
+        }, opts.timeoutMs)
+      : undefined
+    child.stdout.on('data', (c: Buffer) => out.push(c))
+    child.stderr.on('data', (c: Buffer) => err.push(c))
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer)
+      if (e.code === 'ENOENT') reject(new CommandError(`${file} is not installed or not on PATH`))
+      else reject(new CommandError(`${file} could not be run: ${e.message}`))
+    })
+    child.on('close', (code, sig) => {
+      clearTimeout(timer)
+      const stderr = Buffer.concat(err).toString('utf8').trim()
+      if (timedOut) return resolve({code: 124, stdout: Buffer.concat(out), stderr: `${file} did not finish within ${opts.timeoutMs} ms`})
+      resolve({code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out), stderr})
+    })
+    // A program that exits before reading stdin closes the pipe: that is its business, not an error.
+    child.stdin.on('error', () => {})
+    child.stdin.end(opts.input ?? undefined)
+  })
+}
+
+/** Like runCommand, but a non-zero exit rejects with `<what> failed: <stderr>`. */
+export async function runChecked(file: string, args: string[], what: string, opts: RunOptions = {}): Promise<Buffer> {
+  const r = await runCommand(file, args, opts)
+  if (r.code !== 0) throw new CommandError(`${what} failed: ${r.stderr || `${file} exited with code ${r.code}`}`, r)
+  return r.stdout
+}

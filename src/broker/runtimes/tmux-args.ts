@@ -1,0 +1,116 @@
+/**
+ * Pure builders of tmux argv. Every element goes to tmux through execFile (no shell), but tmux
+ * itself treats an argument that ends in `;` as a command separator, so untrusted values (env
+ * values, command arguments, literal keys) pass through `tmuxArg` first.
+ */
+import type {KeyInput} from '../runtime.js'
+import {canonicalKey, NAMED_KEYS} from './keys.js'
+
+/**
+ * Escapes one argv element for tmux: a trailing `;` becomes `\;`, which tmux turns back into a
+ * literal `;` (only the final character is examined, so `x\;` → `x\\;` → `x\;`).
+ */
+export function tmuxArg(value: string): string {
+  return value.endsWith(';') ? `${value.slice(0, -1)}\\;` : value
+}
+
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/
+
+/** The tmux session (or container) name of an agent; refuses IDs that are not plain tokens. */
+export function sessionNameFor(agentId: string): string {
+  if (!SAFE_ID.test(agentId)) {
+    throw new Error(`agent ID ${JSON.stringify(agentId)} cannot name a session: use letters, digits, '-' and '_' (at most 63)`)
+  }
+  return `svc-${agentId}`
+}
+
+/** Target of the session's active pane; `=` asks for the exact session name, not a prefix. */
+export function paneTarget(session: string): string {
+  return `=${session}:`
+}
+
+export function checkEnvKey(key: string): void {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`environment variable name ${JSON.stringify(key)} is not valid`)
+}
+
+/**
+ * tmux runs a single-element command through `sh -c`; more elements are exec'd directly. A lone
+ * element is therefore routed through `env` so it is never interpreted by a shell.
+ */
+export function directCommand(command: string[]): string[] {
+  if (command.length === 0) throw new Error('the harness command is empty')
+  return command.length === 1 ? ['env', '--', command[0]] : command
+}
+
+/** A chained command separator for tmux argv. */
+export const SEP = ';'
+
+export interface NewSessionOptions {
+  session: string
+  cols: number
+  rows: number
+  env: Record<string, string>
+  command: string[]
+  workdir?: string
+  /** When set, the pane's output is appended to this file (pipe-pane). */
+  logFile?: string
+}
+
+/**
+ * `new-session` chained (in one tmux invocation, so no output is missed) with remain-on-exit
+ * (a finished harness leaves its last screen and a dead pane rather than vanishing) and
+ * pipe-pane into the log file.
+ */
+export function newSessionArgs(o: NewSessionOptions): string[] {
+  const target = paneTarget(o.session)
+  const args = ['new-session', '-d', '-s', o.session, '-x', String(o.cols), '-y', String(o.rows)]
+  if (o.workdir) args.push('-c', tmuxArg(o.workdir))
+  for (const [k, v] of Object.entries(o.env)) {
+    checkEnvKey(k)
+    args.push('-e', tmuxArg(`${k}=${v}`))
+  }
+  args.push('--', ...directCommand(o.command).map(tmuxArg))
+  args.push(SEP, 'set-option', '-w', '-t', target, 'remain-on-exit', 'on')
+  // pipe-pane expands formats in its command: `#` is doubled so a path is taken as written.
+  if (o.logFile) args.push(SEP, 'pipe-pane', '-o', '-t', target, `cat >> ${shellQuote(o.logFile).replace(/#/g, '##')}`)
+  return args
+}
+
+/** POSIX single-quoting, for the one place tmux wants a shell command (pipe-pane). */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`
+}
+
+/** argv of `send-keys` for one named key or one literal string. */
+export function sendKeysArgs(target: string, input: KeyInput): string[] {
+  if ('key' in input) {
+    const key = canonicalKey(input.key)
+    if (!key) throw new Error(`unknown key ${JSON.stringify(input.key)}: use one of ${NAMED_KEYS.join(', ')}, or send it as a literal string`)
+    return ['send-keys', '-t', target, key]
+  }
+  if (input.literal === '') throw new Error('the literal string to send is empty')
+  return ['send-keys', '-t', target, '-l', '--', tmuxArg(input.literal)]
+}
+
+/** `load-buffer` from stdin, then a bracketed paste that deletes the buffer. */
+export function pasteArgs(target: string, buffer: string): string[] {
+  return ['load-buffer', '-b', buffer, '-', SEP, 'paste-buffer', '-p', '-d', '-b', buffer, '-t', target]
+}
+
+/**
+ * `set-buffer` with the text as an argument, then the bracketed paste: for exec channels that
+ * cannot close stdin (the Kubernetes v4 exec protocol).
+ */
+export function pasteFromArgArgs(target: string, buffer: string, text: string): string[] {
+  return ['set-buffer', '-b', buffer, '--', tmuxArg(text), SEP, 'paste-buffer', '-p', '-d', '-b', buffer, '-t', target]
+}
+
+/** Hex arguments for `send-keys -H`, chunked so a control-mode command line stays short. */
+export function hexKeyCommands(target: string, data: Buffer, chunk = 256): string[] {
+  const lines: string[] = []
+  for (let i = 0; i < data.length; i += chunk) {
+    const hex = Array.from(data.subarray(i, i + chunk), (b) => b.toString(16).padStart(2, '0'))
+    lines.push(`send-keys -t ${target} -H ${hex.join(' ')}`)
+  }
+  return lines
+}
