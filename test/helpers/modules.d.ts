@@ -1,0 +1,2 @@
+// oidc-provider ships no types; the test helper uses a small part of it.
+declare module 'oidc-provider'
