@@ -34,6 +34,19 @@ export const ERROR_CODES = {
   invalid_verifier: {status: 400, description: 'CLI sign-in: the PKCE verifier does not match the challenge the sign-in began with; the one-time code is spent.'},
   device_flow_unsupported: {status: 501, description: 'Device sign-in: the OpenID provider of this Hub offers no device authorization endpoint; sign in with a browser.'},
 
+  // Artifacts
+  sha256_mismatch: {status: 400, description: 'The uploaded artifact bytes do not match the `X-Content-SHA256` header (or, in the CLI, a downloaded file does not match its recorded SHA-256); nothing was stored or written.'},
+  file_too_large: {status: 413, description: 'The artifact file exceeds `artifacts.max_file_bytes`; refused before anything is stored.'},
+  artifact_storage_unconfigured: {status: 503, description: 'The Hub has no artifact storage (`server.storage.provider` is `none`, or `s3` without a bucket).'},
+
+  // Agents and brokers
+  broker_unavailable: {status: 503, description: 'No connected runtime broker can take the request (none online, or the agent\'s broker is disconnected).'},
+  broker_error: {status: 502, description: 'The runtime broker refused or failed the command; the message carries its reason.'},
+  broker_timeout: {status: 504, description: 'The runtime broker did not answer in time; the outcome is unknown.'},
+
+  // Settings
+  yaml_alias_on_edited_path: {status: 422, description: 'A settings save would edit a key whose path in the settings file uses a YAML anchor, alias or merge key; nothing was written (edit the file by hand).'},
+
   // CLI-side codes (never sent by the Hub)
   hub_unreachable: {status: 0, description: 'CLI: no Hub answered at the endpoint (exit code 3).'},
   hub_unsupported: {status: 0, description: 'CLI: the Hub does not offer this operation (exit code 3).'},

@@ -103,7 +103,7 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
       if (ctx.bounds) throw new AppError('forbidden', 'a user access token cannot create projects')
 
       const t = now()
-      const project: Project = {id: newId(), name, slug: await uniqueSlug(name), gitRemote: remote, description: input.description ?? '', createdBy: user.id, createdAt: t, updatedAt: t}
+      const project: Project = {id: newId(), name, slug: await uniqueSlug(name), gitRemote: remote, description: input.description ?? '', defaultBrokerId: null, createdBy: user.id, createdAt: t, updatedAt: t}
       try {
         await store.transaction(async (tx) => {
           await tx.projects.insert(project)

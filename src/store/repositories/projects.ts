@@ -8,6 +8,8 @@ export interface Project {
   slug: string
   gitRemote: string | null
   description: string
+  /** Broker that runs the project's agents unless a create names one. */
+  defaultBrokerId: string | null
   createdBy: string
   createdAt: string
   updatedAt: string
@@ -27,6 +29,7 @@ const toProject = (r: Selectable<ProjectsTable>): Project => ({
   slug: r.slug,
   gitRemote: r.git_remote,
   description: r.description,
+  defaultBrokerId: r.default_broker_id,
   createdBy: r.created_by,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -71,6 +74,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
           slug: p.slug,
           git_remote: p.gitRemote,
           description: p.description,
+          default_broker_id: p.defaultBrokerId,
           created_by: p.createdBy,
           created_at: p.createdAt,
           updated_at: p.updatedAt,
@@ -82,7 +86,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
       translateDbError(err, 'project')
     }
   },
-  async update(id: string, patch: Partial<{name: string; description: string; gitRemote: string | null}>, now: string): Promise<Project | null> {
+  async update(id: string, patch: Partial<{name: string; description: string; gitRemote: string | null; defaultBrokerId: string | null}>, now: string): Promise<Project | null> {
     try {
       const r = await db
         .updateTable('projects')
@@ -90,6 +94,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
           ...(patch.name !== undefined && {name: patch.name}),
           ...(patch.description !== undefined && {description: patch.description}),
           ...(patch.gitRemote !== undefined && {git_remote: patch.gitRemote}),
+          ...(patch.defaultBrokerId !== undefined && {default_broker_id: patch.defaultBrokerId}),
           updated_at: now,
         })
         .where('id', '=', id)

@@ -1,0 +1,73 @@
+import {AppError, notFound} from '../../api/app-error.js'
+import type {AgentRecord} from '../../store/repositories/agents.js'
+import type {CallContext} from '../authz/context.js'
+import {decideProject, enforce} from '../authz/decide.js'
+import type {Permission, ProjectRole} from '../authz/permissions.js'
+import type {Deps} from '../deps.js'
+import {SCOPE} from './scopes.js'
+
+/**
+ * Who may do what to agents. Users: their project role (or system admin, bounded by a user
+ * access token). Agents: only inside their own project; reading needs no scope, lifecycle
+ * actions on other agents need `ScopeAgentLifecycle`. Brokers: only agents they host.
+ * A caller who may not read the agent gets 404.
+ */
+export function createAgentAccess(deps: Deps) {
+  const {store} = deps
+
+  async function userRole(ctx: CallContext, projectId: string): Promise<ProjectRole | null> {
+    return ctx.principal.kind === 'user' ? ((await store.projects.roleOf(projectId, ctx.principal.id)) as ProjectRole | null) : null
+  }
+
+  return {
+    /** Throws unless the caller may use `permission` on agents of `projectId`. */
+    async checkProject(ctx: CallContext, projectId: string, permission: Permission): Promise<void> {
+      const p = ctx.principal
+      if (p.kind === 'agent') {
+        if (p.projectId !== projectId) throw notFound('project')
+        if (permission !== 'agent.read' && permission !== 'agent.list' && !ctx.scopes?.has(SCOPE.lifecycle)) {
+          throw new AppError('forbidden', `this agent's token lacks ${SCOPE.lifecycle}`, {permission})
+        }
+        return
+      }
+      if (p.kind === 'broker') throw new AppError('forbidden', 'brokers cannot do this')
+      const role = await userRole(ctx, projectId)
+      const canSee = decideProject(ctx, projectId, role, 'project.read').allowed
+      enforce(decideProject(ctx, projectId, role, permission), {canSee, what: 'project', permission})
+    },
+
+    async checkAgent(ctx: CallContext, agent: AgentRecord, permission: Permission): Promise<void> {
+      const p = ctx.principal
+      if (p.kind === 'broker') {
+        if (agent.brokerId !== p.id) throw notFound('agent')
+        return
+      }
+      if (p.kind === 'agent' && p.id === agent.id && (permission === 'agent.read' || permission === 'agent.status_update')) return
+      try {
+        await this.checkProject(ctx, agent.projectId, permission)
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'not_found') throw notFound('agent')
+        throw err
+      }
+    },
+
+    /** Project IDs whose agents the caller may list (null: all, for a system admin). */
+    async visibleProjects(ctx: CallContext): Promise<string[] | null> {
+      const p = ctx.principal
+      if (p.kind === 'agent') return [p.projectId]
+      if (p.kind === 'broker') return []
+      if (ctx.bounds) return ctx.bounds.permissions.has('agent.list') ? [ctx.bounds.projectId] : []
+      if (p.systemAdmin) return null
+      const rows = await store.projects.list({userId: p.id, membersOnly: true})
+      return rows.map((r) => r.id)
+    },
+
+    async resolve(idOrName: string, projectId?: string): Promise<AgentRecord | null> {
+      const byId = await store.agents.get(idOrName)
+      if (byId && !byId.deletedAt && (!projectId || byId.projectId === projectId)) return byId
+      return projectId ? store.agents.getByName(projectId, idOrName) : null
+    },
+  }
+}
+
+export type AgentAccess = ReturnType<typeof createAgentAccess>

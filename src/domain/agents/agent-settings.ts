@@ -1,0 +1,48 @@
+/**
+ * Hub-level settings the agents capability reads. Built from bootstrap configuration today; the
+ * settings-database capability supplies the same shape from Layer-1 sections.
+ */
+export interface HarnessConfigSetting {
+  harness: string
+  image?: string
+  args?: string[]
+  env?: Record<string, string>
+  task_flag?: string
+  resources?: Partial<{cpu: string; memory: string; disk: string; gpu: number}>
+  [k: string]: unknown
+}
+
+export interface AgentSettings {
+  harnessConfigs: Record<string, HarnessConfigSetting>
+  defaultHarnessConfig: string | null
+  defaultRuntimeBroker: string | null
+  defaultAgentRole: string
+  quotas: {maxAgentsPerProject: number; maxAgentsPerBroker: number; enforceBrokerQuotas: boolean}
+}
+
+export type AgentSettingsSource = () => Promise<AgentSettings>
+
+export const DEFAULT_QUOTAS = {maxAgentsPerProject: 100, maxAgentsPerBroker: 50, enforceBrokerQuotas: true}
+
+/** The built-in harness config: a shell, so an agent works with no model behind it. */
+export const BUILTIN_HARNESS_CONFIGS: Record<string, HarnessConfigSetting> = {
+  shell: {harness: 'shell'},
+}
+
+const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : d)
+
+/** Reads the agent settings out of a merged settings tree (bootstrap). */
+export function agentSettingsFromTree(tree: Record<string, any>): AgentSettings {
+  const q = tree.quotas ?? {}
+  return {
+    harnessConfigs: {...BUILTIN_HARNESS_CONFIGS, ...(tree.harness_configs ?? {})},
+    defaultHarnessConfig: typeof tree.default_harness_config === 'string' ? tree.default_harness_config : null,
+    defaultRuntimeBroker: typeof tree.default_runtime_broker === 'string' ? tree.default_runtime_broker : null,
+    defaultAgentRole: typeof tree.default_agent_role === 'string' ? tree.default_agent_role : 'full',
+    quotas: {
+      maxAgentsPerProject: num(q.max_agents_per_project, DEFAULT_QUOTAS.maxAgentsPerProject),
+      maxAgentsPerBroker: num(q.max_agents_per_broker, DEFAULT_QUOTAS.maxAgentsPerBroker),
+      enforceBrokerQuotas: typeof q.enforce_broker_quotas === 'boolean' ? q.enforce_broker_quotas : DEFAULT_QUOTAS.enforceBrokerQuotas,
+    },
+  }
+}

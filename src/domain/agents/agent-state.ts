@@ -1,0 +1,65 @@
+import type {AgentRecord} from '../../store/repositories/agents.js'
+import type {StatusPatch} from './status-writer.js'
+
+export const PHASES = ['created', 'provisioning', 'cloning', 'running', 'stopped', 'error'] as const
+export const ACTIVITIES = ['idle', 'thinking', 'executing', 'waiting_for_input', 'completed', 'limits_exceeded', 'offline'] as const
+
+/** No heartbeat for this long makes a running agent's activity `offline`. */
+export const HEARTBEAT_TIMEOUT_MS = 90_000
+
+export interface AgentView {
+  id: string
+  name: string
+  slug: string
+  projectId: string
+  brokerId: string | null
+  phase: string
+  activity: string | null
+  detail: string
+  harnessConfig: string
+  template: string | null
+  task: string | null
+  role: string
+  runtime: string | null
+  error: string | null
+  createdBy: {kind: 'user' | 'agent'; id: string}
+  createdAt: string
+  updatedAt: string
+  lastHeartbeatAt: string | null
+}
+
+/**
+ * The layered state a caller sees: the stored record with any status report still pending
+ * overlaid. Activity exists only in the running phase, and is derived as `offline` when the
+ * agent has not been heard from within the heartbeat timeout (never stored).
+ */
+export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowMs: number): AgentView {
+  const phase = pending?.phase ?? a.phase
+  const heartbeat = pending?.heartbeatAt ?? a.lastHeartbeatAt
+  let activity = pending?.activity !== undefined ? pending.activity : a.activity
+  if (phase !== 'running') activity = null
+  else {
+    const since = heartbeat ?? a.updatedAt
+    if (nowMs - Date.parse(since) > HEARTBEAT_TIMEOUT_MS) activity = 'offline'
+  }
+  return {
+    id: a.id,
+    name: a.name,
+    slug: a.name,
+    projectId: a.projectId,
+    brokerId: a.brokerId,
+    phase,
+    activity,
+    detail: pending?.detail ?? a.detail,
+    harnessConfig: a.harnessConfig,
+    template: a.template,
+    task: a.task,
+    role: a.role,
+    runtime: a.runtime,
+    error: a.error,
+    createdBy: a.createdBy,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+    lastHeartbeatAt: heartbeat,
+  }
+}
