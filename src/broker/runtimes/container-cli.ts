@@ -1,0 +1,256 @@
+/**
+ * `docker` and `podman` runtimes through their CLIs (same argv for both, bar the host flag and
+ * the engine probe). No PTY on our side: the engine allocates the container's TTY (`-it`).
+ *
+ * Assumption: images carry tmux. The harness runs in the container as
+ * `tmux new-session -s svc -- <command>` in the foreground of the container's TTY, so keys,
+ * pastes and attach reach it with `exec ... tmux` exactly as the local runtime does (attach is a
+ * tmux control-mode client over `exec -i`, which needs no TTY). The session ends with the
+ * harness, and so does the container.
+ */
+import {spawn} from 'node:child_process'
+import {randomUUID} from 'node:crypto'
+import type {AgentSpec, KeyInput, Resources, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
+import {childChannel} from './local-tmux.js'
+import {cpuCores, quantityBytes} from './quantity.js'
+import {CommandError, runCommand} from './run-command.js'
+import {ControlModeTerminal} from './tmux-control.js'
+import {checkEnvKey, directCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
+
+export type ContainerCli = 'docker' | 'podman'
+
+/** Name of the tmux session inside every agent container. */
+export const CONTAINER_SESSION = 'svc'
+const TARGET = paneTarget(CONTAINER_SESSION)
+
+export interface ContainerCliOptions {
+  cli: ContainerCli
+  /** Executable; default the CLI's name on PATH. */
+  bin?: string
+  /** Settings `runtimes.<name>.host`: daemon socket or TCP address. */
+  host?: string
+  /** Environment of the CLI; default process.env. */
+  env?: NodeJS.ProcessEnv
+  /** How long the engine probe of available() may take. */
+  probeTimeoutMs?: number
+  cols?: number
+  rows?: number
+}
+
+/** Flags before the subcommand that select the engine. */
+export function globalArgs(cli: ContainerCli, host?: string): string[] {
+  if (!host) return []
+  return cli === 'docker' ? ['--host', host] : ['--url', host]
+}
+
+/** A command that exits 0 only when an engine answers (a bare CLI does not count). */
+export function probeArgs(cli: ContainerCli): string[] {
+  return cli === 'docker' ? ['version', '--format', '{{.Server.Version}}'] : ['info', '--format', '{{.Host.Arch}}']
+}
+
+/**
+ * Variables that would change how the CLI itself behaves if set in its environment: these are
+ * passed inline (`-e K=V`). All others go as `-e K` with the value in the CLI's environment,
+ * which keeps secrets such as SVC_AUTH_TOKEN out of the process list.
+ */
+const CLI_SENSITIVE = /^(PATH|HOME|USER|TMPDIR|TERM|SHELL|LANG|LC_.*|LD_.*|DOCKER_.*|CONTAINER_.*|CONTAINERS_.*|XDG_.*|REGISTRY_AUTH_FILE|BUILDAH_.*|PODMAN_.*|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|ALL_PROXY|all_proxy|SSL_CERT_.*|GODEBUG|GOMAXPROCS)$/
+
+export interface RunPlan {
+  args: string[]
+  /** Extra environment of the CLI process (values of the `-e K` flags). */
+  env: Record<string, string>
+}
+
+export function resourceArgs(r: Resources): string[] {
+  const args = ['--cpus', String(cpuCores(r.cpu)), '--memory', String(quantityBytes(r.memory))]
+  // Disk is not enforced: `--storage-opt size=` works only on some storage drivers and fails on the rest.
+  if (r.gpu > 0) args.push('--gpus', String(r.gpu))
+  return args
+}
+
+/** argv of `run` for an agent (after globalArgs). */
+export function runArgs(spec: AgentSpec, size: {cols: number; rows: number}): RunPlan {
+  if (!spec.image) throw new Error(`agent ${spec.agentId} has no container image: set \`image\` in its harness config`)
+  const name = sessionNameFor(spec.agentId)
+  const args = ['run', '-d', '--name', name, '--label', `svc.agent=${spec.agentId}`, '--label', `svc.project=${spec.projectId}`]
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(spec.env)) {
+    checkEnvKey(k)
+    if (CLI_SENSITIVE.test(k)) args.push('-e', `${k}=${v}`)
+    else {
+      args.push('-e', k)
+      env[k] = v
+    }
+  }
+  args.push(...resourceArgs(spec.resources))
+  if (spec.workdir) args.push('-w', spec.workdir)
+  args.push('-i', '-t', spec.image, ...inContainerCommand(spec.command, size))
+  return {args, env}
+}
+
+/** The container's command: the harness inside a foreground tmux session named `svc`. */
+export function inContainerCommand(command: string[], size: {cols: number; rows: number}): string[] {
+  return ['tmux', 'new-session', '-s', CONTAINER_SESSION, '-x', String(size.cols), '-y', String(size.rows), '--', ...directCommand(command).map(tmuxArg)]
+}
+
+export function stopArgs(name: string): string[] {
+  return ['rm', '-f', name]
+}
+
+export function inspectRunningArgs(name: string): string[] {
+  return ['inspect', '--format', '{{.State.Running}}', name]
+}
+
+export function logsArgs(name: string, follow: boolean): string[] {
+  return follow ? ['logs', '--follow', name] : ['logs', name]
+}
+
+/** `exec` of tmux in the container; `-i` when stdin carries data. */
+export function execTmuxArgs(name: string, tmuxArgs: string[], stdin = false): string[] {
+  return ['exec', ...(stdin ? ['-i'] : []), '-e', 'TERM=xterm-256color', name, 'tmux', ...tmuxArgs]
+}
+
+export function attachArgs(name: string): string[] {
+  return execTmuxArgs(name, ['-C', 'attach-session', '-t', `=${CONTAINER_SESSION}`], true)
+}
+
+const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
+
+export class ContainerCliRuntime implements Runtime {
+  readonly type: ContainerCli
+  private readonly bin: string
+  private readonly env: NodeJS.ProcessEnv
+  private readonly global: string[]
+
+  constructor(private readonly opts: ContainerCliOptions) {
+    this.type = opts.cli
+    this.bin = opts.bin ?? opts.cli
+    this.env = opts.env ?? process.env
+    this.global = globalArgs(opts.cli, opts.host)
+  }
+
+  async available(): Promise<boolean> {
+    try {
+      const r = await runCommand(this.bin, [...this.global, ...probeArgs(this.opts.cli)], {env: this.env, timeoutMs: this.opts.probeTimeoutMs ?? 5000})
+      return r.code === 0 && r.stdout.toString('utf8').trim() !== ''
+    } catch {
+      return false
+    }
+  }
+
+  async start(spec: AgentSpec): Promise<RuntimeHandle> {
+    const plan = runArgs(spec, {cols: this.opts.cols ?? 200, rows: this.opts.rows ?? 50})
+    await this.checked(plan.args, `starting agent ${spec.agentId} with ${this.bin}`, {env: {...this.env, ...plan.env}})
+    return {runtime: this.type, ref: sessionNameFor(spec.agentId)}
+  }
+
+  async stop(handle: RuntimeHandle): Promise<void> {
+    const name = this.ref(handle)
+    const r = await this.run(stopArgs(name))
+    if (r.code !== 0 && !/no such (container|object)|does not exist/i.test(r.stderr)) throw new Error(`removing container ${name} failed: ${r.stderr}`)
+  }
+
+  async isRunning(handle: RuntimeHandle): Promise<boolean> {
+    const r = await this.run(inspectRunningArgs(this.ref(handle)))
+    return r.code === 0 && r.stdout.toString('utf8').trim() === 'true'
+  }
+
+  async terminalReady(handle: RuntimeHandle): Promise<boolean> {
+    const name = this.ref(handle)
+    if (!(await this.isRunning(handle))) return false
+    const r = await this.run(execTmuxArgs(name, ['display-message', '-p', '-t', TARGET, '#{pane_dead}']))
+    return r.code === 0 && r.stdout.toString('utf8').trim() === '0'
+  }
+
+  logs(handle: RuntimeHandle, opts: {follow: boolean; signal?: AbortSignal}): AsyncIterable<Buffer> {
+    return streamProcess(this.bin, [...this.global, ...logsArgs(this.ref(handle), opts.follow)], this.env, opts.signal, `${this.bin} logs`)
+  }
+
+  async sendKeys(handle: RuntimeHandle, input: KeyInput): Promise<void> {
+    const name = this.ref(handle)
+    await this.checked(execTmuxArgs(name, sendKeysArgs(TARGET, input)), `sending keys to ${name}`)
+  }
+
+  async paste(handle: RuntimeHandle, text: string, opts: {noEnter?: boolean} = {}): Promise<void> {
+    const name = this.ref(handle)
+    if (text !== '') {
+      const buffer = `svc-paste-${randomUUID()}`
+      await this.checked(execTmuxArgs(name, pasteArgs(TARGET, buffer), true), `pasting into ${name}`, {input: Buffer.from(text, 'utf8')})
+    }
+    if (!opts.noEnter) await this.checked(execTmuxArgs(name, sendKeysArgs(TARGET, {key: 'Enter'})), `pressing Enter in ${name}`)
+  }
+
+  async attach(handle: RuntimeHandle, opts: {cols: number; rows: number}): Promise<TerminalStream> {
+    const name = this.ref(handle)
+    if (!(await this.isRunning(handle))) throw new Error(`cannot attach: container ${name} is not running`)
+    const child = spawn(this.bin, [...this.global, ...attachArgs(name)], {env: this.env, stdio: ['pipe', 'pipe', 'pipe']})
+    const stderr: Buffer[] = []
+    child.stderr.on('data', (c: Buffer) => stderr.push(c))
+    const term = new ControlModeTerminal(childChannel(child), TARGET)
+    try {
+      await term.start(opts.cols, opts.rows)
+    } catch (e) {
+      child.kill('SIGKILL')
+      const why = Buffer.concat(stderr).toString('utf8').trim() || (e as Error).message
+      throw new Error(`attaching to ${name} failed (the image must provide tmux): ${why}`)
+    }
+    return term
+  }
+
+  private ref(handle: RuntimeHandle): string {
+    if (handle.runtime !== this.type) throw new Error(`a ${handle.runtime} handle was given to the ${this.type} runtime`)
+    if (!REF.test(handle.ref)) throw new Error(`${JSON.stringify(handle.ref)} is not a container name of the ${this.type} runtime`)
+    return handle.ref
+  }
+
+  private run(args: string[], extra: {env?: NodeJS.ProcessEnv; input?: Buffer} = {}) {
+    return runCommand(this.bin, [...this.global, ...args], {env: extra.env ?? this.env, input: extra.input, timeoutMs: 60_000})
+  }
+
+  private async checked(args: string[], what: string, extra: {env?: NodeJS.ProcessEnv; input?: Buffer} = {}): Promise<void> {
+    const r = await this.run(args, extra)
+    if (r.code !== 0) throw new CommandError(`${what} failed: ${r.stderr || `${this.bin} exited with code ${r.code}`}`, r)
+  }
+}
+
+/** A process's stdout as a byte stream, ended by the process or the signal; a failed exit rejects with its stderr. */
+export async function* streamProcess(bin: string, args: string[], env: NodeJS.ProcessEnv, signal: AbortSignal | undefined, what: string): AsyncGenerator<Buffer> {
+  if (signal?.aborted) return
+  const child = spawn(bin, args, {env, stdio: ['ignore', 'pipe', 'pipe']})
+  const queue: Buffer[] = []
+  const stderr: Buffer[] = []
+  let done = false
+  let failure: Error | undefined
+  let wake: (() => void) | undefined
+  const notify = () => {
+    wake?.()
+    wake = undefined
+  }
+  const onAbort = () => child.kill('SIGTERM')
+  signal?.addEventListener('abort', onAbort, {once: true})
+  child.stdout.on('data', (c: Buffer) => (queue.push(c), notify()))
+  child.stderr.on('data', (c: Buffer) => stderr.push(c))
+  child.on('error', (e: NodeJS.ErrnoException) => {
+    failure = new Error(e.code === 'ENOENT' ? `${bin} is not installed or not on PATH` : `${what} failed: ${e.message}`)
+    done = true
+    notify()
+  })
+  child.on('close', (code) => {
+    if (code !== 0 && !signal?.aborted && !failure) {
+      failure = new Error(`${what} failed: ${Buffer.concat(stderr).toString('utf8').trim() || `exit code ${code}`}`)
+    }
+    done = true
+    notify()
+  })
+  try {
+    for (;;) {
+      while (queue.length) yield queue.shift() as Buffer
+      if (done) break
+      await new Promise<void>((r) => (wake = r))
+    }
+    if (failure) throw failure
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+    if (!done) child.kill('SIGTERM')
+  }
+}
