@@ -1,13 +1,17 @@
 import type {FastifyInstance} from 'fastify'
 import pino, {type Logger} from 'pino'
+import {createBlobStore, type BlobStore} from './blobs/index.js'
 import type {Bootstrap} from './config/bootstrap.js'
 import {paths} from './config/paths.js'
+import {createArtifactsService} from './domain/artifacts/artifacts-service.js'
 import {ensureDevToken} from './domain/auth/dev-credential.js'
 import type {Deps} from './domain/deps.js'
 import type {HubConfig} from './domain/hub-config.js'
 import {createServices} from './domain/services.js'
 import {parseDuration, systemClock, type Clock} from './domain/shared/clock.js'
 import {buildApp} from './server/app.js'
+import {artifactPageRoutes} from './server/routes/artifact-page.js'
+import {artifactRoutes} from './server/routes/artifacts.js'
 import {openStore, type Store} from './store/store.js'
 
 export interface Hub {
@@ -15,6 +19,8 @@ export interface Hub {
   store: Store
   config: HubConfig
   logger: Logger
+  /** Artifact storage; null when `server.storage.provider` is `none` (or s3 without a bucket). */
+  blobs: BlobStore | null
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>
 }
@@ -46,7 +52,24 @@ export function hubConfigFrom(b: Bootstrap, devToken: string | null): HubConfig 
           scopes: (v['server.auth.oidc.scopes'] as string[]) ?? ['openid', 'email', 'profile'],
         }
       : null,
+    artifactMaxFileBytes: Number(v['artifacts.max_file_bytes'] ?? 32 * 1024 * 1024),
   }
+}
+
+/** The blob store of `server.storage.*` (null: no artifact storage on this Hub). */
+export function blobStoreFrom(b: Bootstrap, env: NodeJS.ProcessEnv): Promise<BlobStore | null> {
+  const v = b.values
+  const str = (k: string) => String(v[`server.storage.${k}`] ?? '')
+  return createBlobStore({
+    provider: str('provider'),
+    path: str('path') || paths(env).storage,
+    endpoint: str('endpoint'),
+    bucket: str('bucket'),
+    region: str('region'),
+    accessKeyId: str('access_key_id'),
+    secretAccessKey: str('secret_access_key'),
+    forcePathStyle: v['server.storage.force_path_style'] as boolean | undefined,
+  })
 }
 
 /**
@@ -68,6 +91,10 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     if (applied.length) logger.info({applied}, 'database migrated')
     const deps: Deps = {store, clock: opts.clock ?? systemClock, logger, config}
     const services = createServices(deps)
+    const blobs = await blobStoreFrom(bootstrap, env)
+    if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
+    const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
+    services.routePlugins.push(artifactRoutes(artifacts), artifactPageRoutes(artifacts))
     if (devMode) await services.users.ensureDevUser()
     await services.users.promoteConfiguredAdmins()
     const app = await buildApp({services, logger})
@@ -76,6 +103,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       store,
       config,
       logger,
+      blobs,
       close: async () => {
         await app.close()
         await store.close()

@@ -61,7 +61,7 @@ export function requestJson<T>(method: string, url: string, opts: RequestOptions
   })
 }
 
-function errorFromResponse(status: number, body: unknown, method: string, u: URL): AppError {
+export function errorFromResponse(status: number, body: unknown, method: string, u: URL): AppError {
   const env = (body as {error?: {code?: string; message?: string; details?: Record<string, unknown>; requestId?: string}})?.error
   if (env?.code) {
     const details = {...env.details, ...(env.requestId && {requestId: env.requestId})}

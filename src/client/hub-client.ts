@@ -1,4 +1,5 @@
 import {requestJson, type RequestOptions} from './http.js'
+import {downloadToFile, uploadFile, type Progress} from './transfer.js'
 
 /** Typed client of the Hub API, shared by the CLI, the broker and tests. */
 export class HubClient {
@@ -36,6 +37,60 @@ export class HubClient {
   revokeToken(id: string) {
     return this.call<{token: AccessTokenView}>('DELETE', `/api/v1/auth/tokens/${encodeURIComponent(id)}`)
   }
+
+  /** Sign-in (no credential needed): the Hub's OpenID provider, or 503 `oidc_unconfigured`. */
+  signInProviders() {
+    return this.call<{oidc: {issuer: string; deviceFlow: boolean}}>('GET', '/api/v1/auth/providers')
+  }
+  /** Redeems the one-time code the CLI's loopback received, with the PKCE verifier. */
+  exchangeCliCode(body: {code: string; verifier: string}) {
+    return this.call<SignedIn>('POST', '/api/v1/auth/cli/token', body)
+  }
+  startDeviceLogin() {
+    return this.call<DeviceLogin>('POST', '/api/v1/auth/device', {})
+  }
+  /** One poll; throws `authorization_pending` or `slow_down` until the user approves. */
+  pollDeviceLogin(deviceCode: string) {
+    return this.call<SignedIn>('POST', '/api/v1/auth/device/token', {deviceCode})
+  }
+  /** Revokes the session this client presents. */
+  logout() {
+    return this.call<{signedOut: boolean}>('POST', '/api/v1/auth/logout', {})
+  }
+
+  getArtifact(id: string, seq?: number) {
+    return this.call<ArtifactResult>('GET', `/api/v1/artifacts/${encodeURIComponent(id)}${seq ? `/versions/${seq}` : ''}`)
+  }
+  /** Streams a file to the Hub as a new artifact (or, with `artifactId`, its next version). */
+  publishArtifact(file: string, size: number, q: {name: string; title?: string; scope?: string; artifactId?: string}, sha256: string, onProgress?: Progress) {
+    const params = new URLSearchParams({name: q.name, ...(q.title && {title: q.title}), ...(q.scope && {scope: q.scope})})
+    const path = q.artifactId ? `/api/v1/artifacts/${encodeURIComponent(q.artifactId)}/versions` : '/api/v1/artifacts'
+    return uploadFile<ArtifactResult>('POST', `${this.base}${path}?${params}`, file, size, {token: this.token, headers: {'x-content-sha256': sha256}, onProgress})
+  }
+  /** Downloads one file of an artifact version into `dest` (created exclusively). */
+  downloadArtifactFile(id: string, seq: number, path: string, dest: string, onProgress?: Progress) {
+    const url = `${this.base}/api/v1/artifacts/${encodeURIComponent(id)}/versions/${seq}/files/${path.split('/').map(encodeURIComponent).join('/')}`
+    return downloadToFile(url, dest, {token: this.token, onProgress})
+  }
+
+  private get base() {
+    return this.endpoint.replace(/\/+$/, '')
+  }
+}
+
+export interface SignedIn {
+  token: string
+  expiresAt: string
+  user: {id: string; email: string; displayName: string; systemAdmin: boolean}
+}
+
+export interface DeviceLogin {
+  deviceCode: string
+  userCode: string
+  verificationUri: string
+  verificationUriComplete: string | null
+  interval: number
+  expiresIn: number
 }
 
 export interface Me {
@@ -43,6 +98,19 @@ export interface Me {
   credentialKind: string
   systemAdmin: boolean
   token?: {id: string; projectId: string; permissions: string[]}
+}
+
+export interface ArtifactManifestEntry {
+  path: string
+  size: number
+  sha256: string
+  mediaType: string
+}
+
+export interface ArtifactResult {
+  artifact: {id: string; ref: string; title: string; owner: {kind: 'user' | 'agent'; id: string}; projectId: string; currentVersion: number; createdAt: string}
+  version: {seq: number; ref: string; createdAt: string; manifest: ArtifactManifestEntry[]}
+  url: string
 }
 
 export interface Project {

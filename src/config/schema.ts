@@ -35,6 +35,7 @@ export const SERVER_KEYS: Record<string, KeySpec> = {
   'server.storage.region': {type: 'string', default: 'us-east-1', doc: 'S3 region.'},
   'server.storage.access_key_id': {type: 'string', default: '', doc: 'S3 access key ID.'},
   'server.storage.secret_access_key': {type: 'string', default: '', doc: 'S3 secret access key.'},
+  'server.storage.force_path_style': {type: 'bool', doc: 'S3 path-style addressing (`endpoint/bucket/key`); default: on when `endpoint` is set, off otherwise.'},
   'server.secrets.backend': {type: 'string', default: 'local', doc: 'Secrets backend.'},
   'server.auth.dev_mode': {type: 'bool', doc: 'Write and accept the dev credential (on by default on workstation Hubs).'},
   'server.auth.user_access_mode': {type: 'string', default: 'open', doc: 'Who may sign in: `open` or `domains` (see authorized_domains).'},
@@ -52,6 +53,7 @@ export const SERVER_KEYS: Record<string, KeySpec> = {
   'server.broker.broker_token': {type: 'string', default: '', doc: 'Secret of the co-located broker (written by the Hub).'},
   'image_registry': {type: 'string', default: '', doc: 'Registry prefix rewriting the registry of standard harness images.'},
   'telemetry.enabled': {type: 'bool', default: false, doc: 'Telemetry on or off.'},
+  'artifacts.max_file_bytes': {type: 'int', default: 32 * 1024 * 1024, env: 'SVC_ARTIFACTS_MAXFILEBYTES', doc: 'Largest artifact file the Hub accepts, in bytes (32 MiB); larger uploads are refused with 413 `file_too_large` before anything is stored.'},
 }
 
 /** `server.hub.admin_emails` -> `SERVER_HUB_ADMINEMAILS`: segments joined by `_`, inner `_` dropped. */

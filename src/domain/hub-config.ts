@@ -12,6 +12,8 @@ export interface HubConfig {
   sessionTtlMs: number
   publicUrl: string
   oidc: {issuerUrl: string; clientId: string; clientSecret: string; scopes: string[]} | null
+  /** Largest accepted artifact file in bytes (`artifacts.max_file_bytes`). */
+  artifactMaxFileBytes: number
 }
 
 export const DEV_USER = {id: 'dev-user', email: 'dev@localhost', displayName: 'Developer'} as const
