@@ -1,0 +1,62 @@
+import {readFileSync} from 'node:fs'
+import {describe, expect, it} from 'vitest'
+import {manifestText, MANIFEST_FILE} from '../../scripts/manifest.mjs'
+import {COMMANDS} from '../../src/cli/commands.js'
+
+const cliDoc = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8')
+const words = (id: string) => id.replace(/:/g, ' ')
+
+interface CachedFlag {
+  type: 'boolean' | 'option'
+  char?: string
+  required?: boolean
+  multiple?: boolean
+  exclusive?: string[]
+  helpGroup?: string
+}
+interface CachedCommand {
+  args: Record<string, {required?: boolean}>
+  flags: Record<string, CachedFlag>
+}
+
+describe('the command registry and docs/cli.md', () => {
+  it.each(Object.keys(COMMANDS))('svc %s is documented in docs/cli.md', (id) => {
+    expect(cliDoc).toMatch(new RegExp('`svc ' + words(id).replace(/ /g, ' ') + '[ `]'))
+  })
+})
+
+describe('oclif.manifest.json', () => {
+  const committed = JSON.parse(readFileSync(MANIFEST_FILE, 'utf8')) as {version: string; commands: Record<string, CachedCommand>}
+
+  it('lists exactly the commands of the registry', () => {
+    expect(Object.keys(committed.commands).sort()).toEqual(Object.keys(COMMANDS).sort())
+  })
+
+  it('is what oclif computes from the current bundle (run `npm run build` when this fails)', async () => {
+    expect(JSON.parse(await manifestText())).toEqual(committed)
+  })
+
+  it('carries the package version (oclif ignores it otherwise)', () => {
+    const pjson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {version: string}
+    expect(committed.version).toBe(pjson.version)
+  })
+
+  it('every command takes --json', () => {
+    for (const [id, cmd] of Object.entries(committed.commands)) expect(cmd.flags.json?.type, id).toBe('boolean')
+  })
+
+  // A change to a command's flags or arguments is a change of the CLI contract: review the snapshot.
+  it.each(Object.keys(COMMANDS))('flags and arguments of svc %s', (id) => {
+    const cmd = committed.commands[id]
+    const flags = Object.fromEntries(
+      Object.entries(cmd.flags)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, f]) => [
+          name,
+          [f.type, f.char && `-${f.char}`, f.required && 'required', f.multiple && 'multiple', f.exclusive?.length && `exclusive:${f.exclusive.join(',')}`].filter(Boolean).join(' '),
+        ]),
+    )
+    const args = Object.entries(cmd.args).map(([name, a]) => (a.required ? name.toUpperCase() : `[${name.toUpperCase()}]`))
+    expect({args, flags}).toMatchSnapshot()
+  })
+})
