@@ -73,6 +73,12 @@ export const artifactsRepo = (db: Kysely<Database>) => ({
     return rows.map((r) => r.blob_key)
   },
 
+  /** How many artifacts are homed in a project. */
+  async countByProject(projectId: string): Promise<number> {
+    const r = await db.selectFrom('artifacts').select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow()
+    return Number(r.n)
+  },
+
   async insert(a: ArtifactRow): Promise<void> {
     try {
       await db
