@@ -33,6 +33,8 @@ export interface ProviderOptions {
   accounts?: Record<string, TestAccount>
   /** Listen on this port (default: any free loopback port). */
   port?: number
+  /** The client's secret (default: random). */
+  clientSecret?: string
 }
 
 /**
@@ -48,7 +50,7 @@ export async function startOidcProvider(opts: ProviderOptions): Promise<TestProv
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve))
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const clientId = 'svc-hub'
-  const clientSecret = randomBytes(16).toString('hex')
+  const clientSecret = opts.clientSecret ?? randomBytes(16).toString('hex')
   const jwk = generateKeyPairSync('ec', {namedCurve: 'P-256'}).privateKey.export({format: 'jwk'})
 
   const provider = new Provider(issuer, {

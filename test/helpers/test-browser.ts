@@ -21,6 +21,12 @@ export interface Step {
   setCookie?: string[]
 }
 
+interface Request {
+  method: string
+  url: URL
+  form?: Record<string, string>
+}
+
 interface Cookie {
   host: string
   path: string
@@ -78,7 +84,7 @@ export class TestBrowser {
    */
   async open(start: string, opts: BrowseOptions = {}): Promise<Page> {
     const o = {login: 'alice', ...this.defaults, ...opts}
-    let req: {method: string; url: URL; form?: Record<string, string>} = {method: 'GET', url: new URL(start)}
+    let req: Request = {method: 'GET', url: new URL(start)}
     let declined = false
     for (let i = 0; i < 40; i++) {
       if (o.stopAt?.(req.url)) return {url: req.url, status: 0, headers: {}, body: ''}
@@ -89,7 +95,7 @@ export class TestBrowser {
         continue
       }
       // After declining, follow redirects only: the provider may show its start page again.
-      const next = declined ? null : this.nextAction(page, o)
+      const next: Request | null = declined ? null : this.nextAction(page, o)
       if (!next) return page
       declined = !!o.deny && (next.method === 'GET' || next.form?.abort === 'yes')
       req = next
@@ -97,7 +103,7 @@ export class TestBrowser {
     throw new Error(`too many steps from ${start}: ${JSON.stringify(this.history.slice(-5))}`)
   }
 
-  private nextAction(page: Page, o: BrowseOptions): {method: string; url: URL; form?: Record<string, string>} | null {
+  private nextAction(page: Page, o: BrowseOptions): Request | null {
     if (page.status !== 200 || !String(page.headers['content-type'] ?? '').includes('html')) return null
     const form = parseForm(page.body)
     if (!form) return null
