@@ -2,8 +2,6 @@ import ArtifactGet from '../../commands/artifact/get.js'
 import ArtifactPublish from '../../commands/artifact/publish.js'
 import AuthLogin from '../../commands/auth/login.js'
 import AuthLogout from '../../commands/auth/logout.js'
-import AuthLogin from '../../commands/auth/login.js'
-import AuthLogout from '../../commands/auth/logout.js'
 import AuthTokenCreate from '../../commands/auth/token/create.js'
 import AuthTokenList from '../../commands/auth/token/list.js'
 import AuthTokenRevoke from '../../commands/auth/token/revoke.js'
@@ -23,8 +21,6 @@ import Whoami from '../../commands/whoami.js'
 export const COMMANDS = {
   'artifact:get': ArtifactGet,
   'artifact:publish': ArtifactPublish,
-  'auth:login': AuthLogin,
-  'auth:logout': AuthLogout,
   'auth:login': AuthLogin,
   'auth:logout': AuthLogout,
   'auth:token:create': AuthTokenCreate,

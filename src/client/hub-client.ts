@@ -58,26 +58,6 @@ export class HubClient {
     return this.call<{signedOut: boolean}>('POST', '/api/v1/auth/logout', {})
   }
 
-  /** Sign-in (no credential needed): the Hub's OpenID provider, or 503 `oidc_unconfigured`. */
-  signInProviders() {
-    return this.call<{oidc: {issuer: string; deviceFlow: boolean}}>('GET', '/api/v1/auth/providers')
-  }
-  /** Redeems the one-time code the CLI's loopback received, with the PKCE verifier. */
-  exchangeCliCode(body: {code: string; verifier: string}) {
-    return this.call<SignedIn>('POST', '/api/v1/auth/cli/token', body)
-  }
-  startDeviceLogin() {
-    return this.call<DeviceLogin>('POST', '/api/v1/auth/device', {})
-  }
-  /** One poll; throws `authorization_pending` or `slow_down` until the user approves. */
-  pollDeviceLogin(deviceCode: string) {
-    return this.call<SignedIn>('POST', '/api/v1/auth/device/token', {deviceCode})
-  }
-  /** Revokes the session this client presents. */
-  logout() {
-    return this.call<{signedOut: boolean}>('POST', '/api/v1/auth/logout', {})
-  }
-
   getArtifact(id: string, seq?: number) {
     return this.call<ArtifactResult>('GET', `/api/v1/artifacts/${encodeURIComponent(id)}${seq ? `/versions/${seq}` : ''}`)
   }
@@ -96,21 +76,6 @@ export class HubClient {
   private get base() {
     return this.endpoint.replace(/\/+$/, '')
   }
-}
-
-export interface SignedIn {
-  token: string
-  expiresAt: string
-  user: {id: string; email: string; displayName: string; systemAdmin: boolean}
-}
-
-export interface DeviceLogin {
-  deviceCode: string
-  userCode: string
-  verificationUri: string
-  verificationUriComplete: string | null
-  interval: number
-  expiresIn: number
 }
 
 export interface SignedIn {
