@@ -245,6 +245,11 @@ describe('resolveBootstrap: refusals', () => {
     expect(err.message).toContain(`"${raw}"`)
   })
 
+  it('a port outside 0-65535 is refused naming where it came from', () => {
+    expect(refusal(() => resolve({}, {SVC_SERVER_HUB_PORT: '70000'})).message).toMatch(/^SVC_SERVER_HUB_PORT: .*70000/)
+    expect(refusal(() => resolve({[GLOBAL]: `${V1}server:\n  broker:\n    port: 65536\n`})).message).toMatch(/^server\.broker\.port: .*65536/)
+  })
+
   it('the postgres driver without a URL is refused', () => {
     const err = refusal(() => resolve({}, {SVC_SERVER_DATABASE_DRIVER: 'postgres'}))
     expect(err).toBeInstanceOf(BootstrapError)

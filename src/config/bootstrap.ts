@@ -197,6 +197,14 @@ export function resolveBootstrap(flags: StartFlags = {}, env: NodeJS.ProcessEnv 
   if (flags.port !== undefined) set('server.hub.port', flags.port, 'flag')
   if (flags.host !== undefined) set('server.hub.host', flags.host, 'flag')
 
+  for (const key of ['server.hub.port', 'server.broker.port']) {
+    const port = values[key]
+    if (!Number.isInteger(port) || (port as number) < 0 || (port as number) > 65535) {
+      const from = origins[key] === 'env' ? serverVariable(key) : origins[key] === 'seed' ? seedVariable(key) : key
+      throw new BootstrapError(`${from}: expected a port number from 0 to 65535, found ${JSON.stringify(port)}`)
+    }
+  }
+
   const driver = values['server.database.driver'] as string
   if (!SERVER_KEYS['server.database.driver'].oneOf!.includes(driver)) {
     throw new BootstrapError(`invalid server.database.driver "${driver}": expected sqlite or postgres`)
