@@ -58,6 +58,21 @@ describe('svc server start refuses bad configuration with exit 2', () => {
     expect(j.json).toEqual({error: {code: 'config_invalid', message: expect.stringContaining('server.hub.port'), details: {file, line: 4, column: 11, key: 'server.hub.port'}}})
   })
 
+  it('a port in use exits 1 naming the port', async () => {
+    const {createServer} = await import('node:net')
+    const blocker = createServer()
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()))
+    const port = (blocker.address() as {port: number}).port
+    try {
+      const r = await runCli(['server', 'start', '--port', String(port)], {env: cliEnv(homeWith())})
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain(`port ${port}`)
+      expect(r.stderr).toContain('already in use')
+    } finally {
+      blocker.close()
+    }
+  })
+
   it('a bad environment variable exits 2 naming it', async () => {
     const r = await runCli(['server', 'start'], {env: cliEnv(homeWith(), {SVC_SERVER_HUB_PORT: 'eighty'})})
     expect(r.code).toBe(2)
