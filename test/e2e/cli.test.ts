@@ -35,10 +35,10 @@ function oneDocument(r: CliResult): any {
 }
 
 /** Runs svc under a pseudo-terminal (util-linux `script`), feeding `input`. */
-function runInTty(args: string[], env: NodeJS.ProcessEnv, input: string): Promise<{code: number | null; output: string}> {
+function runInTty(args: string[], env: NodeJS.ProcessEnv, input: string, cwd?: string): Promise<{code: number | null; output: string}> {
   const command = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qec', command, '/dev/null'], {env, stdio: ['pipe', 'pipe', 'pipe']})
+    const child = spawn('script', ['-qec', command, '/dev/null'], {env, cwd, stdio: ['pipe', 'pipe', 'pipe']})
     let output = ''
     child.stdout.on('data', (d) => (output += d))
     child.stderr.on('data', (d) => (output += d))
@@ -182,24 +182,13 @@ describe('svc CLI against a workstation Hub', () => {
     const checkout = freshHome()
     mkdirSync(join(checkout, '.svc'), {recursive: true})
     writeFileSync(join(checkout, '.svc', 'settings.yaml'), 'schema_version: "1"\ncli:\n  interactive_disabled: true\n')
-    const disabled = await runInTtyIn(checkout, ['project', 'delete', project.id], env, 'y\n')
+    const disabled = await runInTty(['project', 'delete', project.id], env, 'y\n', checkout)
     expect(disabled.output).not.toContain('Delete project')
     expect(disabled.output).toContain('interactive_required')
     expect(disabled.code).toBe(2)
     expect((await svc(['project', 'get', project.id])).code).toBe(0)
   })
 })
-
-/** runInTty with a working directory. */
-function runInTtyIn(cwd: string, args: string[], env: NodeJS.ProcessEnv, input: string) {
-  const prev = process.cwd()
-  process.chdir(cwd)
-  try {
-    return runInTty(args, env, input)
-  } finally {
-    process.chdir(prev)
-  }
-}
 
 describe('svc CLI without a Hub', () => {
   const env = (home: string, extra: Record<string, string> = {}) => cliEnv(home, {OCLIF_COLUMNS: '80', ...extra})

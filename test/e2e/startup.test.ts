@@ -4,7 +4,8 @@ import {join} from 'node:path'
 import pg from 'pg'
 import {describe, expect, it} from 'vitest'
 import {MIGRATIONS} from '../../src/store/migrations/index.js'
-import {cliEnv, runCli, startServerProcess} from '../helpers/cli.js'
+import {spawn} from 'node:child_process'
+import {BIN, cliEnv, freePort, runCli, startServerProcess} from '../helpers/cli.js'
 import {createPgSchema, pgAvailable, pgUrl} from '../helpers/pg.js'
 
 function homeWith(settings?: string): string {
@@ -78,6 +79,32 @@ describe('svc server start refuses bad configuration with exit 2', () => {
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('SVC_SERVER_HUB_PORT')
     expect(r.stderr).toContain('"eighty"')
+  })
+})
+
+describe('svc server start --json', () => {
+  it('prints exactly one JSON document when ready, and nothing more when it stops', async () => {
+    const port = await freePort()
+    const child = spawn(process.execPath, [BIN, 'server', 'start', '--port', String(port), '--json'], {env: cliEnv(homeWith()), stdio: ['ignore', 'pipe', 'pipe']})
+    let stdout = ''
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no JSON line within 20 s: ${stderr}`)), 20_000)
+      child.stdout.on('data', (d) => {
+        stdout += d
+        if (stdout.includes('\n')) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    })
+    expect(JSON.parse(stdout)).toEqual({url: `http://127.0.0.1:${port}`, mode: 'workstation', database: 'sqlite'})
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(stdout.trim().split('\n')).toHaveLength(1)
+    expect(stderr).not.toContain('svc hub listening')
   })
 })
 
