@@ -73,6 +73,22 @@ describeEachDialect('projects (groves)', (dialect) => {
     expect([unknown.status, unknown.body.error.details.fields]).toEqual([400, [{path: 'body.owner', message: 'is not a known field'}]])
   })
 
+  it('concurrent registrations of one remote make one project; the others link to it', async () => {
+    const results = await Promise.all(
+      ['git@github.com:Acme/Race.git', 'https://github.com/Acme/Race', 'ssh://git@github.com/Acme/Race.git', 'github.com/Acme/Race'].map((gitRemote) =>
+        req(owner, 'POST', '/api/v1/projects/register', {name: 'race', gitRemote}),
+      ),
+    )
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 201])
+    expect(new Set(results.map((r) => r.body.project.id)).size).toBe(1)
+  })
+
+  it('concurrent registrations of one name get distinct slugs', async () => {
+    const results = await Promise.all([1, 2, 3].map(() => req(owner, 'POST', '/api/v1/projects/register', {name: 'Crowd'})))
+    expect(results.map((r) => r.status)).toEqual([201, 201, 201])
+    expect(new Set(results.map((r) => r.body.project.slug)).size).toBe(3)
+  })
+
   it('same names get distinct slugs', async () => {
     const a = await req(owner, 'POST', '/api/v1/projects/register', {name: 'Twin'})
     const b = await req(owner, 'POST', '/api/v1/projects/register', {name: 'Twin'})
