@@ -60,15 +60,19 @@ export function uploadFile<T>(method: string, url: string, file: string, size: n
     const req = libOf(u).request(u, {method, headers}, (res) => {
       answered = true
       readBody(res).then((body) => {
+        // An early answer ends the upload: nothing more would be read.
+        source.destroy()
+        req.destroy()
         const status = res.statusCode ?? 0
         if (status >= 400) return reject(errorFromResponse(status, body, method, u))
         resolve(body as T)
       }, reject)
     })
+    const source = createReadStream(file)
     req.on('error', (err) => {
       if (!answered) reject(unreachable(u, err))
     })
-    pipeline(createReadStream(file), counting(size, opts.onProgress), req).catch((err) => {
+    pipeline(source, counting(size, opts.onProgress), req).catch((err) => {
       // A refusal mid-upload closes the connection; the answer (if any) is reported instead.
       setTimeout(() => {
         if (!answered) reject(unreachable(u, err))

@@ -52,7 +52,7 @@ export interface Upload {
 
 export type FileDelivery =
   | {kind: 'redirect'; url: string; entry: ManifestEntry}
-  | {kind: 'stream'; entry: ManifestEntry; open: () => Promise<Readable>}
+  | {kind: 'stream'; entry: ManifestEntry; open: () => Promise<{stream: Readable; size: number}>}
 
 /** How long a signed object-storage URL stays valid. */
 export const PRESIGN_SECONDS = 300
@@ -281,7 +281,7 @@ export function createArtifactsService(deps: ArtifactsDeps) {
       const open = async () => {
         const got = await b.get(f.blobKey)
         if (!got) throw new AppError('not_found', 'the bytes of this artifact file are missing from storage', {path})
-        return got.stream
+        return got
       }
       return {kind: 'stream', entry, open}
     },

@@ -65,7 +65,7 @@ export function artifactPageRoutes(artifacts: ArtifactsService) {
           } else if ((isMarkdown(entry.mediaType) || isPageText(entry.mediaType)) && !tooBig) {
             const d = await artifacts.file(ctx, id, v.version.seq, entry.path, {preferRedirect: false})
             if (d.kind !== 'stream') throw new Error('expected a stream')
-            const text = await readText(await d.open())
+            const text = await readText((await d.open()).stream)
             body = isMarkdown(entry.mediaType) ? `<article class="markdown">${renderMarkdown(text)}</article>` : renderCode(text)
           } else {
             body = downloadLink(fileUrl, entry.path, tooBig ? 'This file is too large to show here.' : 'This file is offered as a download.')

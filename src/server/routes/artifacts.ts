@@ -42,9 +42,12 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, d: 
   reply.header('content-security-policy', FILE_CSP)
   if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send()
   reply.header('content-type', contentTypeHeader(entry.mediaType))
-  reply.header('content-length', String(entry.size))
-  if (request.method === 'HEAD') return reply.send()
-  return reply.send(await d.open())
+  if (request.method === 'HEAD') return reply.header('content-length', String(entry.size)).send()
+  const {stream, size} = await d.open()
+  // The stored length, not the recorded one: a blob changed behind the Hub's back is served
+  // as it is, and clients checking the recorded SHA-256 notice.
+  reply.header('content-length', String(size))
+  return reply.send(stream)
 }
 
 /** Publish a new artifact, or a new version of one, from the raw request body. */

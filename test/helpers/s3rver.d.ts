@@ -1,0 +1,16 @@
+/** The little of s3rver 3.7 the tests use (the package ships no types). */
+declare module 's3rver' {
+  interface S3rverOptions {
+    address?: string
+    port?: number
+    silent?: boolean
+    directory?: string
+    resetOnClose?: boolean
+    configureBuckets?: Array<{name: string; configs?: Array<string | Buffer>}>
+  }
+  export default class S3rver {
+    constructor(options?: S3rverOptions)
+    run(): Promise<{address: string; port: number}>
+    close(): Promise<void>
+  }
+}
