@@ -5,6 +5,11 @@ import AuthLogout from '../../commands/auth/logout.js'
 import AuthTokenCreate from '../../commands/auth/token/create.js'
 import AuthTokenList from '../../commands/auth/token/list.js'
 import AuthTokenRevoke from '../../commands/auth/token/revoke.js'
+import ConfigGet from '../../commands/config/get.js'
+import ConfigList from '../../commands/config/list.js'
+import ConfigSet from '../../commands/config/set.js'
+import ConfigUnset from '../../commands/config/unset.js'
+import ConfigValidate from '../../commands/config/validate.js'
 import Help from '../../commands/help.js'
 import ProjectDelete from '../../commands/project/delete.js'
 import ProjectGet from '../../commands/project/get.js'
@@ -26,6 +31,11 @@ export const COMMANDS = {
   'auth:token:create': AuthTokenCreate,
   'auth:token:list': AuthTokenList,
   'auth:token:revoke': AuthTokenRevoke,
+  'config:get': ConfigGet,
+  'config:list': ConfigList,
+  'config:set': ConfigSet,
+  'config:unset': ConfigUnset,
+  'config:validate': ConfigValidate,
   help: Help,
   'project:delete': ProjectDelete,
   'project:get': ProjectGet,

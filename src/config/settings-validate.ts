@@ -1,6 +1,7 @@
 import {isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node} from 'yaml'
 import {SETTINGS_SCHEMA} from './schema/settings-schema.js'
-import {expectedOf, type LeafNode, type SchemaNode} from './schema/types.js'
+import {checkLeaf} from './schema/check-leaf.js'
+import {expectedOf, type SchemaNode} from './schema/types.js'
 import {pathKey, type Location, type SettingsIssue} from './settings-issues.js'
 
 /** One settings file checked against the schema. */
@@ -127,34 +128,4 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
     issues.push({severity: 'warning', file, ...at(sv as Node, null), key: 'schema_version', message: 'expected the string "1", found the number 1 (write schema_version: "1")'})
   }
   return {file, parsed: true, tree, issues, locations}
-}
-
-/**
- * Checks a scalar against a leaf node; returns the typed value or calls `wrong` (type mismatch)
- * or `bad` (right type, value not allowed). Numbers are accepted for strings (`cpu: 0.5`).
- */
-export function checkLeaf<T>(value: unknown, source: string | undefined, s: LeafNode, wrong: () => T, bad: (message: string) => T): unknown {
-  switch (s.kind) {
-    case 'string': {
-      if (typeof value !== 'string' && typeof value !== 'number') return wrong()
-      const v = typeof value === 'number' ? (source ?? String(value)) : value
-      if (s.oneOf && !s.oneOf.includes(v)) return bad(`expected ${expectedOf(s)}, found ${JSON.stringify(v)}`)
-      if (s.format && !s.format.re.test(v)) return bad(`expected ${s.format.describe}, found ${JSON.stringify(v)}`)
-      return v
-    }
-    case 'int':
-      if (typeof value !== 'number' || !Number.isInteger(value)) return wrong()
-      if (s.min !== undefined && value < s.min) return bad(`expected ${expectedOf(s)}, found ${value}`)
-      return value
-    case 'float':
-      if (typeof value !== 'number') return wrong()
-      if ((s.min !== undefined && value < s.min) || (s.max !== undefined && value > s.max)) return bad(`expected ${expectedOf(s)}, found ${value}`)
-      return value
-    case 'bool':
-      return typeof value === 'boolean' ? value : wrong()
-    case 'scalar':
-      return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : wrong()
-    default:
-      return value
-  }
 }
