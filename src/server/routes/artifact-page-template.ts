@@ -65,6 +65,9 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0;font
 dt{color:#59636e}dd{margin:0;font-family:ui-monospace,monospace;word-break:break-all}
 main{padding:16px 24px;max-width:1100px}
 .markdown img{max-width:100%}
+.markdown code{font:13px ui-monospace,monospace;background:#eff2f5;padding:1px 4px;border-radius:4px}
+.markdown pre{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 12px;overflow:auto}
+.markdown pre code{background:none;padding:0}
 .img-alt{display:inline-block;padding:0 4px;border:1px dashed #8c959f;color:#59636e;font-style:italic}
 pre.code{counter-reset:line;background:#f6f8fa;border:1px solid #d0d7de;padding:8px 0;overflow:auto;font:13px/1.45 ui-monospace,monospace}
 pre.code .line{display:block;padding-right:12px;white-space:pre}
