@@ -13,6 +13,11 @@ import {buildApp} from './server/app.js'
 import {artifactPageRoutes} from './server/routes/artifact-page.js'
 import {artifactRoutes} from './server/routes/artifacts.js'
 import {openStore, type Store} from './store/store.js'
+import {agentSettingsFromTree} from './domain/agents/agent-settings.js'
+import {DEV_USER} from './domain/hub-config.js'
+import type {Services} from './domain/services.js'
+import {TunnelRegistry} from './server/tunnel/tunnel-registry.js'
+import {startColocatedBroker, type RunningBroker} from './colocated-broker.js'
 
 export interface Hub {
   app: FastifyInstance
@@ -21,7 +26,12 @@ export interface Hub {
   logger: Logger
   /** Artifact storage; null when `server.storage.provider` is `none` (or s3 without a bucket). */
   blobs: BlobStore | null
-  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  services: Services
+  tunnels: TunnelRegistry
+  env: NodeJS.ProcessEnv
+  /** The co-located broker, once `listenHub` started it. */
+  colocated: RunningBroker | null
+  /** Stops the co-located broker and accepting, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>
 }
 
@@ -90,25 +100,34 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     const {applied} = await store.migrate()
     if (applied.length) logger.info({applied}, 'database migrated')
     const deps: Deps = {store, clock: opts.clock ?? systemClock, logger, config}
-    const services = createServices(deps)
+    const tunnels = new TunnelRegistry()
+    const services = createServices(deps, {gateway: tunnels, agentSettings: async () => agentSettingsFromTree(bootstrap.tree)})
     const blobs = await blobStoreFrom(bootstrap, env)
     if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
     services.routePlugins.push(artifactRoutes(artifacts), artifactPageRoutes(artifacts))
     if (devMode) await services.users.ensureDevUser()
     await services.users.promoteConfiguredAdmins()
-    const app = await buildApp({services, logger})
-    return {
+    const app = await buildApp({services, logger, tunnels})
+    const hub: Hub = {
       app,
       store,
       config,
       logger,
       blobs,
+      services,
+      tunnels,
+      env,
+      colocated: null,
       close: async () => {
+        await hub.colocated?.stop()
+        tunnels.closeAll()
         await app.close()
+        await services.close()
         await store.close()
       },
     }
+    return hub
   } catch (err) {
     await store.close()
     throw err
@@ -124,5 +143,17 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
   const actualPort = typeof addr === 'object' && addr ? addr.port : port
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
   hub.logger.info({url, mode: bootstrap.mode, driver: bootstrap.values['server.database.driver']}, 'hub listening')
+  if (bootstrap.values['server.broker.enabled'] === true) {
+    const loopback = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${actualPort}`
+    hub.colocated = await startColocatedBroker({
+      services: hub.services,
+      hubUrl: loopback,
+      host: String(bootstrap.values['server.broker.host'] || '127.0.0.1'),
+      port: Number(bootstrap.values['server.broker.port'] ?? 9800),
+      env: hub.env,
+      logger: hub.logger,
+      createdBy: hub.config.devMode ? DEV_USER.id : 'system',
+    })
+  }
   return url
 }

@@ -1,16 +1,46 @@
 import pino from 'pino'
 import {AppError} from './api/app-error.js'
 import type {Bootstrap} from './config/bootstrap.js'
-import {createHub, listenHub} from './main.js'
+import {createHub, listenHub, type Hub} from './main.js'
 
 /**
  * Runs a Hub as the foreground process: logs to stderr with pino, and on SIGINT or SIGTERM
- * stops accepting, lets in-flight requests finish and closes the database. A second signal
- * exits at once.
+ * stops accepting, lets in-flight requests finish and closes the database. Signal handlers are
+ * installed before anything starts, so a signal during start-up also shuts down cleanly.
+ * A second signal exits at once.
  */
 export async function startServer(bootstrap: Bootstrap): Promise<{url: string; stopped: Promise<void>}> {
   const logger = pino({level: bootstrap.logLevel, base: {svc: 'hub'}}, pino.destination(2))
-  const hub = await createHub(bootstrap, {logger})
+  let hub: Hub | null = null
+  let signalled: string | null = null
+  let resolveStopped: () => void = () => {}
+  const stopped = new Promise<void>((r) => (resolveStopped = r))
+
+  const shutdown = async () => {
+    logger.info({signal: signalled}, 'shutting down')
+    try {
+      await hub?.close()
+      logger.info('stopped')
+    } catch (err) {
+      logger.error({err}, 'shutdown failed')
+      process.exitCode = 1
+    }
+    logger.flush()
+    resolveStopped()
+  }
+  const onSignal = (signal: string) => {
+    if (signalled) {
+      logger.warn({signal}, 'second signal: exiting now')
+      process.exit(1)
+    }
+    signalled = signal
+    // During start-up the shutdown runs once start-up has finished (see below).
+    if (hub) void shutdown()
+  }
+  process.on('SIGINT', () => onSignal('SIGINT'))
+  process.on('SIGTERM', () => onSignal('SIGTERM'))
+
+  hub = await createHub(bootstrap, {logger})
   let url: string
   try {
     url = await listenHub(hub, bootstrap)
@@ -21,30 +51,6 @@ export async function startServer(bootstrap: Bootstrap): Promise<{url: string; s
     if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new AppError('conflict', `cannot bind ${bootstrap.values['server.hub.host']}:${bootstrap.values['server.hub.port']}: ${code}`)
     throw err
   }
-  const stopped = new Promise<void>((resolve) => {
-    let stopping = false
-    const stop = (signal: string) => {
-      if (stopping) {
-        logger.warn({signal}, 'second signal: exiting now')
-        process.exit(1)
-      }
-      stopping = true
-      logger.info({signal}, 'shutting down')
-      hub.close().then(
-        () => {
-          logger.info('stopped')
-          logger.flush()
-          resolve()
-        },
-        (err) => {
-          logger.error({err}, 'shutdown failed')
-          process.exitCode = 1
-          resolve()
-        },
-      )
-    }
-    process.once('SIGINT', () => stop('SIGINT'))
-    process.once('SIGTERM', () => stop('SIGTERM'))
-  })
+  if (signalled) void shutdown()
   return {url, stopped}
 }

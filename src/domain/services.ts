@@ -4,6 +4,14 @@ import {createCredentialResolver, type Authenticate} from './auth/credentials.js
 import {createSessions, type Sessions} from './auth/sessions.js'
 import {createSignIn, type SignIn} from './auth/sign-in.js'
 import type {Deps} from './deps.js'
+import {createAgentAccess} from './agents/access.js'
+import type {AgentSettingsSource} from './agents/agent-settings.js'
+import {createAgentTokens, type AgentTokens} from './agents/agent-tokens.js'
+import {createAgentsService, type AgentsService} from './agents/agents-service.js'
+import {createStatusWriter} from './agents/status-writer.js'
+import {createBrokersService, type BrokersService} from './brokers/brokers-service.js'
+import type {BrokerGateway} from './brokers/gateway.js'
+import {createTemplatesService, type TemplatesService} from './templates/templates-service.js'
 import {createProjectsService, type ProjectsService} from './projects/projects-service.js'
 import {createUsersService, type UsersService} from './users/users-service.js'
 
@@ -16,18 +24,43 @@ export interface Services {
   sessions: Sessions
   /** Interactive sign-in with OpenID Connect (web, CLI loopback, device). */
   signIn: SignIn
+  brokers: BrokersService
+  agents: AgentsService
+  agentTokens: AgentTokens
+  templates: TemplatesService
+  /** Names the Hub's own co-located broker once it has an identity. */
+  setColocatedBroker(id: string | null): void
   ping: () => Promise<void>
+  /** Flushes pending writes (status reports); call before closing the store. */
+  close(): Promise<void>
   /** Route sets that capabilities add (sign-in, agents, ...), registered after the core ones. */
   routePlugins: Array<(app: FastifyInstance) => Promise<void> | void>
 }
 
-export function createServices(deps: Deps): Services {
+export interface ServiceOptions {
+  /** How the domain reaches brokers (the Hub's tunnel registry). */
+  gateway: BrokerGateway
+  agentSettings: AgentSettingsSource
+}
+
+export function createServices(deps: Deps, opts: ServiceOptions): Services {
   const users = createUsersService(deps)
   const sessions = createSessions(deps)
+  const agentTokens = createAgentTokens(deps)
+  const status = createStatusWriter(deps)
+  const access = createAgentAccess(deps)
+  let colocatedBrokerId: string | null = null
+  const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId})
   return {
-    authenticate: createCredentialResolver(deps),
+    authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),
     users,
-    projects: createProjectsService(deps),
+    projects: createProjectsService(deps, [async (projectId) => ({agents: await agents.countInProject(projectId)})]),
+    brokers: createBrokersService(deps, (id) => opts.gateway.isConnected(id)),
+    agents,
+    agentTokens,
+    templates: createTemplatesService(deps, access),
+    setColocatedBroker: (id) => (colocatedBrokerId = id),
+    close: () => status.close(),
     accessTokens: createAccessTokens(deps),
     sessions,
     signIn: createSignIn(deps, {users, sessions}),

@@ -1,12 +1,17 @@
 import {randomBytes} from 'node:crypto'
 import cookie from '@fastify/cookie'
+import websocket from '@fastify/websocket'
 import Fastify, {LogController, type FastifyInstance} from 'fastify'
 import type {Logger} from 'pino'
 import type {Services} from '../domain/services.js'
 import {installAuth} from './plugins/auth.js'
 import {installErrorHandling} from './plugins/errors.js'
 import {installValidation} from './plugins/validation.js'
+import {agentRoutes} from './routes/agents.js'
 import {authRoutes} from './routes/auth.js'
+import {brokerRoutes} from './routes/brokers.js'
+import {templateRoutes} from './routes/templates.js'
+import type {TunnelRegistry} from './tunnel/tunnel-registry.js'
 import {healthRoutes} from './routes/health.js'
 import {oidcRoutes} from './routes/oidc.js'
 import {projectRoutes} from './routes/projects.js'
@@ -15,6 +20,8 @@ import {userRoutes} from './routes/users.js'
 export interface AppDeps {
   services: Services
   logger: Logger
+  /** Connected brokers' tunnels. */
+  tunnels: TunnelRegistry
   /** Largest accepted JSON body in bytes. */
   bodyLimit?: number
 }
@@ -53,8 +60,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidation(app)
   installErrorHandling(app)
   await app.register(cookie)
+  await app.register(websocket, {options: {maxPayload: 16 * 1024 * 1024}})
   const {services} = deps
-  installAuth(app, services.authenticate)
+  installAuth(app, services.authenticate, (headers, method, url, body) => services.brokers.verifySigned(headers, method, url, body))
 
   healthRoutes(app, services.ping)
   authRoutes(app, services)
@@ -62,6 +70,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   userRoutes(app, services.users)
   projectRoutes(app, services.projects, '/api/v1/projects')
   projectRoutes(app, services.projects, '/api/v1/groves')
+  brokerRoutes(app, {brokers: services.brokers, agents: services.agents, tunnels: deps.tunnels})
+  agentRoutes(app, services.agents)
+  templateRoutes(app, services.templates)
   for (const extra of services.routePlugins) await extra(app)
   return app
 }

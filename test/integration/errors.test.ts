@@ -6,6 +6,8 @@ import {systemClock} from '../../src/domain/shared/clock.js'
 import {buildApp} from '../../src/server/app.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 import {createUser, type TestUser} from '../helpers/users.js'
+import {TunnelRegistry} from '../../src/server/tunnel/tunnel-registry.js'
+import {agentSettingsFromTree} from '../../src/domain/agents/agent-settings.js'
 
 const REQ_ID = /^req_[0-9a-f]{16}$/
 
@@ -116,13 +118,14 @@ describeEachDialect('the error envelope', (dialect) => {
     const lines: string[] = []
     beforeAll(async () => {
       const logger = pino({level: 'error'}, {write: (s: string) => lines.push(s)})
-      const services = createServices({store: hub.store, clock: systemClock, logger, config: hub.config})
+      const tunnels = new TunnelRegistry()
+      const services = createServices({store: hub.store, clock: systemClock, logger, config: hub.config}, {gateway: tunnels, agentSettings: async () => agentSettingsFromTree({})})
       services.routePlugins.push((a) => {
         a.get('/api/v1/test/boom', async () => {
           throw new Error('connect ECONNREFUSED postgres://admin:hunter2@db.internal:5432 at /srv/hub/store.ts:42')
         })
       })
-      app = await buildApp({services, logger})
+      app = await buildApp({services, logger, tunnels})
     })
     afterAll(() => app?.close())
 

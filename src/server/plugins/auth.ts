@@ -2,12 +2,18 @@ import type {FastifyInstance, FastifyRequest} from 'fastify'
 import {AppError} from '../../api/app-error.js'
 import type {CallContext} from '../../domain/authz/context.js'
 import type {Authenticate} from '../../domain/auth/credentials.js'
+import {SIGNATURE_HEADERS} from '../../api/broker-signing.js'
+
+/** Verifies a broker-signed request and returns the broker ID (401 otherwise). */
+export type VerifyBroker = (headers: FastifyRequest['headers'], method: string, url: string, body: string) => Promise<string>
 
 export const SESSION_COOKIE = 'svc_session'
 
 declare module 'fastify' {
   interface FastifyRequest {
     callContext: CallContext | null
+    /** The request body exactly as received (JSON routes), for signature checks. */
+    rawBody?: string
   }
   interface FastifyContextConfig {
     /** false: the route needs no credential. */
@@ -53,11 +59,37 @@ function assertSameOrigin(request: FastifyRequest) {
   throw new AppError('forbidden', 'cross-site request refused: send the session as a Bearer token, or from the Hub\'s own pages')
 }
 
-/** Resolves the caller of every route that needs one; routes read `request.callContext`. */
-export function installAuth(app: FastifyInstance, authenticate: Authenticate) {
+/**
+ * Resolves the caller of every route that needs one; routes read `request.callContext`.
+ * A broker-signed request (HMAC headers) is verified after the body is read, because the
+ * signature covers the body's hash; every other credential is resolved before.
+ */
+export function installAuth(app: FastifyInstance, authenticate: Authenticate, verifyBroker?: VerifyBroker) {
   app.decorateRequest('callContext', null)
+  app.decorateRequest('rawBody', undefined)
+  // JSON bodies are kept as received so a signature over them can be checked.
+  app.addContentTypeParser('application/json', {parseAs: 'string'}, (request, body, done) => {
+    const text = body as string
+    request.rawBody = text
+    if (text === '') {
+      const err = Object.assign(new Error('empty JSON body'), {code: 'FST_ERR_CTP_EMPTY_JSON_BODY', statusCode: 400})
+      return done(err, undefined)
+    }
+    try {
+      done(null, JSON.parse(text, (k, v) => (k === '__proto__' ? undefined : v)))
+    } catch {
+      done(Object.assign(new Error('invalid JSON body'), {code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400}), undefined)
+    }
+  })
+  app.addHook('preHandler', async (request) => {
+    if (request.callContext || request.routeOptions.config?.auth === false || !request.routeOptions.url) return
+    if (!verifyBroker || typeof request.headers[SIGNATURE_HEADERS.signature] !== 'string') return
+    const brokerId = await verifyBroker(request.headers, request.method, request.url, request.rawBody ?? '')
+    request.callContext = {principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker', requestId: request.id}
+  })
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.auth === false || !request.routeOptions.url) return
+    if (verifyBroker && !request.headers.authorization && typeof request.headers[SIGNATURE_HEADERS.signature] === 'string') return
     let secret = bearerOf(request)
     if (!secret) {
       secret = request.cookies?.[SESSION_COOKIE] ?? null

@@ -1,0 +1,57 @@
+import websocket from '@fastify/websocket'
+import Fastify, {LogController, type FastifyInstance, type FastifyRequest} from 'fastify'
+import type {Logger} from 'pino'
+import {AppError} from '../api/app-error.js'
+import {NonceCache, SIGNATURE_HEADERS, verifySignature} from '../api/broker-signing.js'
+import {installErrorHandling} from '../server/plugins/errors.js'
+import type {Broker} from './broker.js'
+
+/**
+ * The broker's local API (port 9800 by default): `GET /healthz`, `POST /api/v1/agents` and the
+ * attach WebSocket `GET /api/v1/agents/:id/attach`. The Hub never needs it (it commands the
+ * broker through the tunnel); it is for callers on the broker's host or network that hold the
+ * broker's secret, and every route but /healthz requires a request signed with it.
+ */
+export async function buildLocalApi(broker: Broker, logger: Logger): Promise<FastifyInstance> {
+  const app = Fastify({loggerInstance: logger, logController: new LogController({disableRequestLogging: true})}) as unknown as FastifyInstance
+  installErrorHandling(app)
+  await app.register(websocket)
+  const nonces = new NonceCache()
+  let raw = ''
+  app.addContentTypeParser('application/json', {parseAs: 'string'}, (_req, body, done) => {
+    raw = body as string
+    try {
+      done(null, JSON.parse(body as string))
+    } catch {
+      done(new AppError('invalid_request', 'the request body is not valid JSON'), undefined)
+    }
+  })
+  const verify = async (request: FastifyRequest) => {
+    if (request.headers[SIGNATURE_HEADERS.brokerId] !== broker.opts.brokerId) throw new AppError('unauthorized', 'sign requests with this broker\'s ID and secret')
+    const failure = verifySignature(broker.opts.secret, request.headers, request.method, request.url, request.method === 'GET' ? '' : raw)
+    if (failure || !nonces.accept(String(request.headers[SIGNATURE_HEADERS.nonce]))) throw new AppError('unauthorized', `signature refused${failure ? `: ${failure}` : ': replayed'}`)
+  }
+
+  app.get('/healthz', async () => ({status: 'ok', brokerId: broker.opts.brokerId, hubConnected: broker.connected, agents: broker.registry.all().length}))
+
+  app.post('/api/v1/agents', {preHandler: verify}, async (request, reply) => reply.code(201).send(await broker.request('agent.start', request.body as Record<string, unknown>)))
+
+  app.get('/api/v1/agents/:id/attach', {websocket: true, preHandler: verify}, (socket, request) => {
+    const {id} = request.params as {id: string}
+    const q = request.query as {cols?: string; rows?: string}
+    let input: ((d: Buffer) => void) | null = null
+    let closeStream: (() => void) | null = null
+    broker
+      .openStream('agent.attach', {agentId: id, cols: Number(q.cols) || 80, rows: Number(q.rows) || 24}, {
+        send: (d) => socket.readyState === socket.OPEN && socket.send(d, {binary: true}),
+        close: () => socket.close(1000, 'ended'),
+        onData: (l) => (input = l),
+        onResize: () => {},
+        onClose: (l) => (closeStream = l),
+      })
+      .catch((err: Error) => socket.close(1011, err.message.slice(0, 120)))
+    socket.on('message', (d, isBinary) => isBinary && input?.(d as Buffer))
+    socket.on('close', () => closeStream?.())
+  })
+  return app
+}

@@ -1,0 +1,107 @@
+import type {} from '@fastify/websocket'
+import type {FastifyInstance, FastifyRequest} from 'fastify'
+import type {AgentsService} from '../../domain/agents/agents-service.js'
+import {ctxOf} from '../plugins/auth.js'
+import {isUpgrade, pipeStream} from './agent-streams.js'
+
+const str = {type: 'string', minLength: 1, maxLength: 200} as const
+const createBody = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: str,
+    projectId: str,
+    harnessConfig: str,
+    template: str,
+    task: {type: 'string', maxLength: 100_000},
+    brokerId: str,
+    role: str,
+  },
+} as const
+const statusBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {phase: {type: 'string'}, activity: {type: 'string'}, detail: {type: 'string', maxLength: 10_000}, heartbeat: {type: 'boolean'}},
+} as const
+const listQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {projectId: str, grove: str, groveId: str, userId: str, phase: str},
+} as const
+
+type Params = {id: string; projectId?: string}
+
+/**
+ * Agents, at `/api/v1/agents/:id` and in project-scoped form at
+ * `/api/v1/projects/:projectId/agents/:id` (`:id` is the agent's ID or its name in the project).
+ */
+export function agentRoutes(app: FastifyInstance, agents: AgentsService) {
+  const forms: Array<{base: string; params: object}> = [
+    {base: '/api/v1/agents/:id', params: {type: 'object', required: ['id'], properties: {id: str}}},
+    ...['projects', 'groves'].map((p) => ({
+      base: `/api/v1/${p}/:projectId/agents/:id`,
+      params: {type: 'object', required: ['id', 'projectId'], properties: {id: str, projectId: str}},
+    })),
+  ]
+  const ref = (request: FastifyRequest) => request.params as Params
+
+  app.get('/api/v1/agents', {schema: {querystring: listQuery}}, async (request) => {
+    const q = request.query as Record<string, string | undefined>
+    return {agents: await agents.list(ctxOf(request), {projectId: q.projectId ?? q.groveId ?? q.grove, userId: q.userId, phase: q.phase})}
+  })
+  app.post('/api/v1/agents', {schema: {body: {...createBody, required: ['name', 'projectId']}}}, async (request, reply) =>
+    reply.code(201).send({agent: await agents.create(ctxOf(request), request.body as never)}),
+  )
+  for (const p of ['projects', 'groves']) {
+    const params = {type: 'object', required: ['projectId'], properties: {projectId: str}}
+    app.get(`/api/v1/${p}/:projectId/agents`, {schema: {params, querystring: listQuery}}, async (request) => {
+      const q = request.query as Record<string, string | undefined>
+      return {agents: await agents.list(ctxOf(request), {projectId: (request.params as Params).projectId, userId: q.userId, phase: q.phase})}
+    })
+    app.post(`/api/v1/${p}/:projectId/agents`, {schema: {params, body: createBody}}, async (request, reply) =>
+      reply.code(201).send({agent: await agents.create(ctxOf(request), {...(request.body as Record<string, unknown>), projectId: (request.params as Params).projectId!} as never)}),
+    )
+  }
+
+  for (const {base, params} of forms) {
+    app.get(base, {schema: {params}}, async (request) => ({agent: await agents.get(ctxOf(request), ref(request).id, ref(request).projectId)}))
+    app.delete(base, {schema: {params}}, async (request) => ({agent: await agents.delete(ctxOf(request), ref(request).id, ref(request).projectId)}))
+    for (const action of ['stop', 'start', 'restart'] as const) {
+      app.post(`${base}/${action}`, {schema: {params}}, async (request) => ({agent: await agents[action](ctxOf(request), ref(request).id, ref(request).projectId)}))
+    }
+    app.post(`${base}/status`, {schema: {params, body: statusBody}}, async (request) => {
+      await agents.reportStatus(ctxOf(request), ref(request).id, request.body as never)
+      return {ok: true}
+    })
+    app.post(`${base}/token/refresh`, {schema: {params}}, async (request) => {
+      const current = /^Bearer\s+(\S+)/i.exec(request.headers.authorization ?? '')?.[1] ?? ''
+      return agents.refreshToken(ctxOf(request), ref(request).id, current)
+    })
+
+    // Logs: plain GET answers the text so far; a WebSocket upgrade follows live output.
+    app.route({
+      method: 'GET',
+      url: `${base}/logs`,
+      schema: {params},
+      preHandler: async (request) => {
+        if (isUpgrade(request)) request.agentStream = await agents.openStream(ctxOf(request), ref(request).id, 'logs', {}, ref(request).projectId)
+      },
+      handler: async (request, reply) => reply.type('text/plain; charset=utf-8').send(await agents.logs(ctxOf(request), ref(request).id, ref(request).projectId)),
+      wsHandler: (socket, request) => pipeStream(socket, request, {readOnly: true}),
+    })
+
+    // Attach: an interactive terminal through the Hub and the broker's tunnel.
+    app.route({
+      method: 'GET',
+      url: `${base}/attach`,
+      schema: {params, querystring: {type: 'object', properties: {cols: {type: 'integer', minimum: 1, maximum: 1000}, rows: {type: 'integer', minimum: 1, maximum: 1000}}}},
+      preHandler: async (request) => {
+        const q = request.query as {cols?: number; rows?: number}
+        request.agentStream = await agents.openStream(ctxOf(request), ref(request).id, 'attach', {cols: q.cols ?? 80, rows: q.rows ?? 24}, ref(request).projectId)
+      },
+      handler: async (_request, reply) => reply.code(426).header('upgrade', 'websocket').send({error: {code: 'invalid_request', message: 'attach needs a WebSocket upgrade', requestId: _request.id}}),
+      wsHandler: (socket, request) => pipeStream(socket, request, {readOnly: false}),
+    })
+  }
+}
