@@ -7,6 +7,9 @@ import {pipeline} from 'node:stream/promises'
 import {assertKey, type BlobInfo, type BlobStore, type PutOptions} from './blob-store.js'
 import {measuring} from './measure.js'
 
+/** Read and write in 1 MiB pieces: fewer system calls than the 64 KiB default, bounded memory. */
+const IO_CHUNK = 1024 * 1024
+
 /**
  * Blobs as files under `root`. Uploads go to `root/.tmp/` and are renamed into place only when
  * complete and accepted, so a reader never sees a partial file and a failed upload leaves
@@ -26,7 +29,7 @@ export function createLocalBlobStore(root: string): BlobStore {
       const tmp = join(tmpDir, `${randomUUID()}.part`)
       const m = measuring()
       try {
-        await pipeline(body, m.stream, createWriteStream(tmp, {flags: 'wx', mode: 0o600}), ...(opts.signal ? [{signal: opts.signal}] : []))
+        await pipeline(body, m.stream, createWriteStream(tmp, {flags: 'wx', mode: 0o600, highWaterMark: IO_CHUNK}), ...(opts.signal ? [{signal: opts.signal}] : []))
         const info = m.result()
         await opts.accept?.(info)
         await mkdir(dirname(final), {recursive: true})
@@ -41,7 +44,7 @@ export function createLocalBlobStore(root: string): BlobStore {
       const file = pathOf(key)
       try {
         const st = await stat(file)
-        return {stream: createReadStream(file), size: st.size}
+        return {stream: createReadStream(file, {highWaterMark: IO_CHUNK}), size: st.size}
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
         throw err

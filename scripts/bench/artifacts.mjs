@@ -1,0 +1,168 @@
+// Artifacts benchmark: starts a workstation Hub in a temp HOME, publishes and fetches a 32 MiB
+// file over HTTP (streamed both ways) and prints the times beside `cp` of the same file and
+// Node's SHA-256 of it, all measured in this run, plus the Hub's RSS before and after.
+// Targets (printed, never asserted): upload within 2.5x of cp, download within 1.5x.
+// BENCH_BYTES=134217728 runs a 128 MiB file (raising the Hub's limit) to compare the RSS line:
+// it should not move with the file size. BENCH_RUNS sets the number of runs (median printed).
+import {execFileSync, spawn} from 'node:child_process'
+import {createHash, randomBytes} from 'node:crypto'
+import {createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import http from 'node:http'
+import {createServer} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {pipeline} from 'node:stream/promises'
+import {fileURLToPath} from 'node:url'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const SIZE = Number(process.env.BENCH_BYTES ?? 32 * 1024 * 1024)
+const RUNS = Number(process.env.BENCH_RUNS ?? 5)
+
+const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const mib = (kb) => `${(kb / 1024).toFixed(1)} MiB`
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.listen(0, '127.0.0.1', () => {
+      const {port} = s.address()
+      s.close(() => resolve(port))
+    })
+    s.on('error', reject)
+  })
+}
+
+/** VmRSS and VmHWM (peak) of a process, in KiB (Linux). */
+function memory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN)
+  return {rss: kb('VmRSS'), hwm: kb('VmHWM')}
+}
+
+function request(method, url, {token, headers = {}, body} = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {method, headers: {...headers, ...(token && {authorization: `Bearer ${token}`})}}, (res) => {
+      const chunks = []
+      res.on('data', (c) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        if (res.statusCode >= 400) return reject(new Error(`${method} ${url}: ${res.statusCode} ${text}`))
+        resolve(text ? JSON.parse(text) : null)
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** Streams `file` as the request body (as `svc artifact publish` does). */
+function upload(url, token, file, sha) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {method: 'POST', headers: {authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', 'content-length': String(SIZE), 'x-content-sha256': sha}}, (res) => {
+      const chunks = []
+      res.on('data', (c) => chunks.push(c))
+      res.on('end', () => (res.statusCode === 201 ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))) : reject(new Error(`publish: ${res.statusCode} ${Buffer.concat(chunks)}`))))
+    })
+    req.on('error', reject)
+    pipeline(createReadStream(file, {highWaterMark: 1 << 20}), req).catch(reject)
+  })
+}
+
+/** Streams a file's bytes from the Hub to disk. */
+function download(url, token, dest) {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, {headers: {authorization: `Bearer ${token}`}}, (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`download: ${res.statusCode}`))
+        pipeline(res, createWriteStream(dest, {highWaterMark: 1 << 20})).then(resolve, reject)
+      })
+      .on('error', reject)
+  })
+}
+
+async function main() {
+  if (!existsSync(join(ROOT, 'dist', 'cli.js'))) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], {stdio: 'inherit'})
+  const home = mkdtempSync(join(tmpdir(), 'svc-bench-'))
+  const file = join(home, 'payload.bin')
+  writeFileSync(file, randomBytes(SIZE))
+  const port = await freePort()
+  const env = {...process.env, HOME: home}
+  for (const k of Object.keys(env)) if (k.startsWith('SVC_') || k === 'NODE_EXTRA_CA_CERTS') delete env[k]
+  // Larger files than the default limit only when BENCH_BYTES asks for them (memory check).
+  if (SIZE > 32 * 1024 * 1024) env.SVC_ARTIFACTS_MAXFILEBYTES = String(SIZE)
+  const hub = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'server', 'start', '--port', String(port)], {env, stdio: ['ignore', 'ignore', 'pipe']})
+  let log = ''
+  hub.stderr.on('data', (d) => (log += d))
+  const base = `http://127.0.0.1:${port}`
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        await request('GET', `${base}/healthz`)
+        break
+      } catch (err) {
+        if (i > 200 || hub.exitCode !== null) throw new Error(`the Hub did not start: ${err.message}\n${log}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    }
+    const token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
+    const project = (await request('POST', `${base}/api/v1/projects/register`, {token, headers: {'content-type': 'application/json'}, body: JSON.stringify({name: 'bench'})})).project.id
+    // Warm up the routes, then take the baseline memory.
+    const small = join(home, 'small.txt')
+    writeFileSync(small, 'warm up\n')
+    await request('POST', `${base}/api/v1/artifacts?name=small.txt&scope=${project}`, {token, body: readFileSync(small)})
+    const before = memory(hub.pid)
+
+    const sha = {times: [], value: ''}
+    const cp = []
+    const up = []
+    const down = []
+    let last
+    for (let i = 0; i < RUNS; i++) {
+      let t = process.hrtime.bigint()
+      const h = createHash('sha256')
+      await pipeline(createReadStream(file, {highWaterMark: 1 << 20}), h)
+      sha.value = h.digest('hex')
+      sha.times.push(ms(t))
+
+      const copy = join(home, `copy-${i}.bin`)
+      t = process.hrtime.bigint()
+      execFileSync('cp', [file, copy])
+      cp.push(ms(t))
+      rmSync(copy)
+
+      t = process.hrtime.bigint()
+      last = await upload(`${base}/api/v1/artifacts?name=payload.bin&scope=${project}`, token, file, sha.value)
+      up.push(ms(t))
+
+      const dest = join(home, `down-${i}.bin`)
+      t = process.hrtime.bigint()
+      await download(`${base}/api/v1/artifacts/${last.artifact.id}/files/payload.bin`, token, dest)
+      down.push(ms(t))
+      if (statSync(dest).size !== SIZE) throw new Error('short download')
+      rmSync(dest)
+    }
+    if (last.version.manifest[0].sha256 !== sha.value) throw new Error('digest mismatch')
+    const after = memory(hub.pid)
+
+    const c = median(cp)
+    const u = median(up)
+    const d = median(down)
+    const line = (label, value, extra = '') => console.log(`${label.padEnd(34)} ${value.toFixed(1).padStart(8)} ms${extra}`)
+    console.log(`artifacts bench: ${(SIZE / 1024 / 1024).toFixed(0)} MiB file, median of ${RUNS} runs, Node ${process.version}`)
+    line('cp (same file, same disk)', c)
+    line('node sha-256 of the file', median(sha.times))
+    line('publish (stream + hash + store)', u, `   ${(u / c).toFixed(2)}x cp   target <= 2.5x: ${u / c <= 2.5 ? 'met' : 'MISSED'}`)
+    line('fetch (stream to disk)', d, `   ${(d / c).toFixed(2)}x cp   target <= 1.5x: ${d / c <= 1.5 ? 'met' : 'MISSED'}`)
+    console.log(`hub RSS before ${mib(before.rss)}, after ${mib(after.rss)} (peak ${mib(before.hwm)} -> ${mib(after.hwm)}; file ${(SIZE / 1024 / 1024).toFixed(0)} MiB x ${RUNS * 2} transfers)`)
+  } finally {
+    hub.kill('SIGTERM')
+    await new Promise((r) => hub.once('exit', r))
+    rmSync(home, {recursive: true, force: true})
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
