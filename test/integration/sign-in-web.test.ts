@@ -60,6 +60,12 @@ describeEachDialect('web sign-in with OpenID Connect', (dialect) => {
     expect(res.headers.location).toBeUndefined()
   })
 
+  it('offers no HEAD on the login and callback routes (a prefetch must not start or spend a flow)', async () => {
+    for (const url of ['/api/v1/auth/login', '/api/v1/auth/callback?state=x&code=y']) {
+      expect((await h.hub.request('HEAD', url, {token: null})).status).toBe(404)
+    }
+  })
+
   it('refuses unknown login parameters', async () => {
     const res = await h.hub.request('GET', '/api/v1/auth/login?next=/x', {token: null})
     expect(res.status).toBe(400)

@@ -25,6 +25,8 @@ export function oidcRoutes(app: FastifyInstance, signIn: SignIn) {
     '/api/v1/auth/login',
     {
       config: {auth: false},
+      // No HEAD twin: a link prefetcher's HEAD would create flows (and, at the callback, spend one).
+      exposeHeadRoute: false,
       schema: {
         querystring: {
           type: 'object',
@@ -40,7 +42,7 @@ export function oidcRoutes(app: FastifyInstance, signIn: SignIn) {
     },
   )
 
-  app.get(CALLBACK_PATH, {config: {auth: false}}, async (request, reply) => {
+  app.get(CALLBACK_PATH, {config: {auth: false}, exposeHeadRoute: false}, async (request, reply) => {
     const query = request.query as Record<string, string | undefined>
     noStore(reply).clearCookie(LOGIN_COOKIE, {...cookieBase, path: CALLBACK_PATH})
     const done = await signIn.finishWeb(query, request.cookies?.[LOGIN_COOKIE])
