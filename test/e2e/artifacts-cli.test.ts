@@ -2,7 +2,8 @@ import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from '
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {sha256} from '../helpers/artifacts.js'
+import {openStore} from '../../src/store/store.js'
+import {makeAgent, sha256} from '../helpers/artifacts.js'
 import {cliEnv, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
 
 describe('svc artifact publish and get against a workstation Hub', () => {
@@ -116,6 +117,23 @@ describe('svc artifact publish and get against a workstation Hub', () => {
     expect(toStdout.code).toBe(1)
     expect(toStdout.stdout).toBe('')
     expect(toStdout.stderr).toMatch(/sha256_mismatch/)
+  })
+
+  it('agent mode: SVC_AUTH_TOKEN with an agent token publishes into the agent\'s own project and reads it back', async () => {
+    const store = await openStore({driver: 'sqlite', url: join(home, '.svc', 'hub.db')})
+    let agent: {id: string; token: string}
+    try {
+      agent = await makeAgent(store, projectId, 'baseline')
+    } finally {
+      await store.close()
+    }
+    const file = write('from-agent.txt', 'agent output\n')
+    const r = await svc(['artifact', 'publish', file, '--json'], {SVC_AUTH_TOKEN: agent.token, SVC_AGENT_ID: agent.id, SVC_PROJECT_ID: projectId})
+    expect(r.code, r.stdout + r.stderr).toBe(0)
+    expect(r.json.artifact).toMatchObject({owner: {kind: 'agent', id: agent.id}, projectId})
+    const back = await svc(['artifact', 'get', r.json.artifact.ref], {SVC_AUTH_TOKEN: agent.token})
+    expect(back.code, back.stderr).toBe(0)
+    expect(back.stdout).toBe('agent output\n')
   })
 
   it('reports 413 file_too_large from the Hub while uploading a large file', async () => {

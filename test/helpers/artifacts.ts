@@ -1,8 +1,12 @@
 import {createHash} from 'node:crypto'
 import http from 'node:http'
+import pino from 'pino'
+import {createAgentTokens} from '../../src/domain/agents/agent-tokens.js'
 import {createSessions} from '../../src/domain/auth/sessions.js'
+import type {HubConfig} from '../../src/domain/hub-config.js'
 import {iso, systemClock} from '../../src/domain/shared/clock.js'
 import {newId} from '../../src/domain/shared/secrets.js'
+import type {Store} from '../../src/store/store.js'
 import type {TestHub} from './hub.js'
 
 export const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex')
@@ -59,4 +63,36 @@ export async function makeUser(hub: TestHub, name: string): Promise<{id: string;
   const sessions = createSessions({store: hub.store, clock: systemClock, logger: hub.logger, config: hub.config})
   const {token} = await sessions.create(user.id, 'cli')
   return {id: user.id, email, token}
+}
+
+/**
+ * An agent of `projectId` with a real agent token minted from `role` (its scopes follow the
+ * role: readonly reads artifacts, baseline and full also publish, none gets no scope).
+ */
+export async function makeAgent(store: Store, projectId: string, role: string): Promise<{id: string; token: string}> {
+  const t = iso(new Date())
+  const id = newId()
+  await store.agents.insert({
+    id,
+    projectId,
+    name: `agent-${id.slice(0, 6)}`,
+    brokerId: null,
+    phase: 'running',
+    activity: 'idle',
+    detail: '',
+    harnessConfig: 'test',
+    template: null,
+    task: null,
+    role,
+    runtime: null,
+    runtimeRef: null,
+    config: {},
+    error: null,
+    createdBy: {kind: 'user', id: 'dev-user'},
+    createdAt: t,
+    updatedAt: t,
+  })
+  const tokens = createAgentTokens({store, clock: systemClock, logger: pino({level: 'silent'}), config: {} as HubConfig})
+  const {token} = await tokens.mint({id, role})
+  return {id, token}
 }
