@@ -67,7 +67,7 @@ case "$1" in
   run) printf '%s' "$SVC_AUTH_TOKEN" > "$FAKE_DIR/run-env"; echo cid; exit 0;;
   inspect) [ "$4" = svc-gone ] && { echo "Error: No such object: $4" >&2; exit 1; }; echo true; exit 0;;
   rm) [ "$3" = svc-gone ] && { echo "Error response from daemon: No such container: $3" >&2; exit 1; }; exit 0;;
-  logs) echo "log line 1"; [ "$2" = --follow ] && sleep 30; exit 0;;
+  logs) echo "log line 1"; [ "$2" = --follow ] && exec sleep 30; exit 0;;
   version) echo "Cannot connect to the Docker daemon" >&2; exit 1;;
   exec) shift; while [ "\${1#-}" != "$1" ]; do if [ "$1" = -e ]; then shift 2; else shift; fi; done; shift; exec "$@";;
 esac

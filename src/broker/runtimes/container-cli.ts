@@ -11,10 +11,9 @@
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
 import type {AgentSpec, KeyInput, Resources, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
-import {childChannel} from './local-tmux.js'
 import {cpuCores, quantityBytes} from './quantity.js'
 import {CommandError, runCommand} from './run-command.js'
-import {ControlModeTerminal} from './tmux-control.js'
+import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {checkEnvKey, directCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
 
 export type ContainerCli = 'docker' | 'podman'
@@ -226,7 +225,12 @@ export async function* streamProcess(bin: string, args: string[], env: NodeJS.Pr
     wake?.()
     wake = undefined
   }
-  const onAbort = () => child.kill('SIGTERM')
+  // An abort ends the stream at once, without waiting for the process to close its pipes.
+  const onAbort = () => {
+    child.kill('SIGTERM')
+    done = true
+    notify()
+  }
   signal?.addEventListener('abort', onAbort, {once: true})
   child.stdout.on('data', (c: Buffer) => (queue.push(c), notify()))
   child.stderr.on('data', (c: Buffer) => stderr.push(c))
@@ -244,13 +248,13 @@ export async function* streamProcess(bin: string, args: string[], env: NodeJS.Pr
   })
   try {
     for (;;) {
-      while (queue.length) yield queue.shift() as Buffer
-      if (done) break
+      while (queue.length && !signal?.aborted) yield queue.shift() as Buffer
+      if (done || signal?.aborted) break
       await new Promise<void>((r) => (wake = r))
     }
-    if (failure) throw failure
+    if (failure && !signal?.aborted) throw failure
   } finally {
     signal?.removeEventListener('abort', onAbort)
-    if (!done) child.kill('SIGTERM')
+    if (child.exitCode === null) child.kill('SIGTERM')
   }
 }

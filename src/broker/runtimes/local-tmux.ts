@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import type {AgentSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand} from './run-command.js'
-import {type ByteChannel, ControlModeTerminal} from './tmux-control.js'
+import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {newSessionArgs, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
 
 export interface LocalTmuxOptions {
@@ -168,33 +168,5 @@ export class LocalTmuxRuntime implements Runtime {
   private async tmuxChecked(args: string[], what: string): Promise<void> {
     const r = await this.run(args)
     if (r.code !== 0) throw new CommandError(`${what} failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
-  }
-}
-
-/** A child process as the byte channel of a control-mode client. */
-export function childChannel(child: import('node:child_process').ChildProcessWithoutNullStreams | import('node:child_process').ChildProcess): ByteChannel {
-  const closeListeners: Array<() => void> = []
-  let closed = false
-  const fire = () => {
-    if (closed) return
-    closed = true
-    for (const l of closeListeners) l()
-  }
-  child.on('close', fire)
-  child.on('error', fire)
-  child.stdin?.on('error', () => {})
-  return {
-    write: (data) => {
-      if (!closed && child.stdin?.writable) child.stdin.write(data)
-    },
-    onData: (l) => child.stdout?.on('data', l),
-    onClose: (l) => {
-      if (closed) queueMicrotask(l)
-      else closeListeners.push(l)
-    },
-    end: () => child.stdin?.end(),
-    kill: () => {
-      if (!closed) child.kill('SIGKILL')
-    },
   }
 }

@@ -4,6 +4,7 @@
  * Pane output arrives as `%output` notifications (octal-escaped) and input goes back as
  * `send-keys -H`, so control characters (\r, \x03) reach the harness exactly as typed.
  */
+import type {ChildProcess} from 'node:child_process'
 import type {TerminalStream} from '../runtime.js'
 import {hexKeyCommands} from './tmux-args.js'
 
@@ -69,16 +70,27 @@ export class ControlModeTerminal implements TerminalStream {
   private dataListeners: Array<(c: Buffer) => void> = []
   private closeListeners: Array<() => void> = []
   private queued: Buffer[] = []
+  private attachedResolve!: () => void
+  private attachedReject!: (e: Error) => void
+  /** Settles when tmux reports the client attached (`%session-changed`) or the attach failed. */
+  private readonly attached = new Promise<void>((resolve, reject) => {
+    this.attachedResolve = resolve
+    this.attachedReject = reject
+  })
 
   constructor(
     private readonly channel: ByteChannel,
     private readonly target: string,
   ) {
+    // Awaited in start(); this keeps an attach failure that nobody awaits from being unhandled.
+    this.attached.catch(() => {})
     channel.onData((chunk) => this.feed(chunk))
     channel.onClose(() => this.finish())
   }
 
   async start(cols: number, rows: number): Promise<void> {
+    // Commands sent before the client is attached fail with "no current client".
+    await this.attached
     await this.command(`refresh-client -C ${size(cols)}x${size(rows)}`)
     // One line, two commands: tmux runs them back to back, so no output slips between the
     // cursor position and the capture.
@@ -161,7 +173,11 @@ export class ControlModeTerminal implements TerminalStream {
         const lines = this.block.lines
         const mine = this.block.mine
         this.block = undefined
-        if (!mine) return
+        if (!mine) {
+          // The attach-session command itself: its error is why the client cannot attach.
+          if (m[1] === 'error') this.attachedReject(new Error(`tmux: ${Buffer.concat(lines).toString('utf8').trim() || 'attach failed'}`))
+          return
+        }
         const p = this.pending.shift()
         if (!p) return
         if (m[1] === 'end') p.resolve(lines)
@@ -187,7 +203,8 @@ export class ControlModeTerminal implements TerminalStream {
       this.block = {id: begin[1], mine: begin[2] === '1', lines: []}
       return
     }
-    if (text.startsWith('%exit')) this.finish()
+    if (text.startsWith('%session-changed')) this.attachedResolve()
+    else if (text.startsWith('%exit')) this.finish()
   }
 
   private emit(chunk: Buffer): void {
@@ -199,6 +216,7 @@ export class ControlModeTerminal implements TerminalStream {
   private finish(): void {
     if (this.closed) return
     this.closed = true
+    this.attachedReject(new Error('the tmux client ended before it was attached'))
     for (const p of this.pending.splice(0)) p.reject(new Error('the terminal closed before tmux answered'))
     for (const l of this.closeListeners.splice(0)) l()
   }
@@ -207,4 +225,32 @@ export class ControlModeTerminal implements TerminalStream {
 function size(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 10000) throw new Error(`terminal size ${n} is out of range (1..10000)`)
   return n
+}
+
+/** A child process as the byte channel of a control-mode client. */
+export function childChannel(child: ChildProcess): ByteChannel {
+  const closeListeners: Array<() => void> = []
+  let closed = false
+  const fire = () => {
+    if (closed) return
+    closed = true
+    for (const l of closeListeners) l()
+  }
+  child.on('close', fire)
+  child.on('error', fire)
+  child.stdin?.on('error', () => {})
+  return {
+    write: (data) => {
+      if (!closed && child.stdin?.writable) child.stdin.write(data)
+    },
+    onData: (l) => child.stdout?.on('data', l),
+    onClose: (l) => {
+      if (closed) queueMicrotask(l)
+      else closeListeners.push(l)
+    },
+    end: () => child.stdin?.end(),
+    kill: () => {
+      if (!closed) child.kill('SIGKILL')
+    },
+  }
 }
