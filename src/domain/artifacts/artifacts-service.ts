@@ -197,7 +197,9 @@ export function createArtifactsService(deps: ArtifactsDeps) {
       let projectId: string
       const p = ctx.principal
       if (p.kind === 'agent') {
-        projectId = input.scope || p.projectId
+        // An agent may name its own project (by ID or slug); anything else is refused below.
+        const named = input.scope ? ((await store.projects.get(input.scope)) ?? (await store.projects.getBySlug(input.scope))) : null
+        projectId = named?.id ?? input.scope ?? p.projectId
       } else {
         if (!input.scope) throw fieldError('querystring.scope', 'is required: name the project to publish into')
         const project = (await store.projects.get(input.scope)) ?? (await store.projects.getBySlug(input.scope))
