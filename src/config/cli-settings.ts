@@ -26,13 +26,12 @@ export async function loadCliSettings(cwd = process.cwd(), env: NodeJS.ProcessEn
   const loaded = await loadSettings({cwd, env})
   const cli = (loaded.tree.cli ?? {}) as Record<string, unknown>
   const hub = (loaded.tree.hub ?? {}) as Record<string, unknown>
-  const unparsed = new Set(loaded.issues.filter((i) => i.severity === 'error' && i.key === '' && i.file).map((i) => i.file))
   return {
     autohelp: cli.autohelp !== false,
     interactiveDisabled: cli.interactive_disabled === true,
     hubEndpoint: str(hub.endpoint),
     groveId: str(hub.grove_id),
-    files: loaded.files.map((f) => f.path).filter((f) => !unparsed.has(f)),
+    files: loaded.files.filter((f) => f.parsed).map((f) => f.path),
     loaded,
   }
 }

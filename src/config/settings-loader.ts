@@ -27,8 +27,8 @@ export interface EffectiveValue {
 }
 
 export interface LoadedSettings {
-  /** Files that exist, in merge order (a file that cannot be parsed is listed and contributes nothing). */
-  files: Array<{path: string; scope: FileScope}>
+  /** Files that exist, in merge order; `parsed` false for a file that cannot be parsed (it contributes nothing). */
+  files: Array<{path: string; scope: FileScope; parsed: boolean}>
   /** The merged tree: defaults, files and environment; unknown keys kept. */
   tree: Record<string, unknown>
   /** Every effective leaf value, in key order. */
@@ -70,14 +70,15 @@ interface Leaf {
 }
 
 /** Leaves of a tree as the schema sees them: scalars, lists, `any` values and empty mappings. */
-export function leavesOf(tree: unknown, schema: SchemaNode | undefined = SETTINGS_SCHEMA, path: string[] = []): Leaf[] {
-  const known = schema !== undefined
-  if (!isPlainObject(tree) || Object.keys(tree).length === 0 || (schema && (schema.kind === 'any' || schema.kind === 'list' || (schema.kind !== 'object' && schema.kind !== 'map')))) {
-    return [{path, value: tree, known}]
-  }
+export function leavesOf(tree: unknown, schema: SchemaNode | null = SETTINGS_SCHEMA, path: string[] = []): Leaf[] {
+  const known = schema !== null
+  const container = schema === null || schema.kind === 'object' || schema.kind === 'map'
+  if (!isPlainObject(tree) || Object.keys(tree).length === 0 || !container) return [{path, value: tree, known}]
   const out: Leaf[] = []
   for (const [k, v] of Object.entries(tree)) {
-    const child = !schema ? undefined : schema.kind === 'object' ? (schema.fields[k] ?? (schema.open ? {kind: 'any' as const, doc: ''} : undefined)) : schema.kind === 'map' ? schema.values : undefined
+    let child: SchemaNode | null = null
+    if (schema?.kind === 'object') child = schema.fields[k] ?? (schema.open ? {kind: 'any', doc: ''} : null)
+    else if (schema?.kind === 'map') child = schema.values
     out.push(...leavesOf(v, child, [...path, k]))
   }
   return out
@@ -234,6 +235,6 @@ export async function loadSettings(opts: LoadOptions = {}): Promise<LoadedSettin
       layers.push({scope: f.scope, validated: validateSettingsText(f.path, text)})
     }
   }
-  return {files, ...resolveSettings(layers, env)}
+  return {files: files.map((f, i) => ({...f, parsed: layers[i].validated.parsed})), ...resolveSettings(layers, env)}
 }
 

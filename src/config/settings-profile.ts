@@ -77,7 +77,8 @@ export function resolveProfile(tree: Tree, where: Where): {profile: ResolvedProf
     if (isObj(cfg.env) || isObj(o.env)) merged.env = {...envOf(cfg.env), ...envOf(o.env)}
     configs[hc] = merged
   }
-  const secrets = Array.isArray(p.secrets) ? (p.secrets as RequiredSecret[]) : []
+  const secrets = secretsOf(p.secrets)
+  for (const cfg of Object.values(configs)) if (Array.isArray(cfg.secrets)) cfg.secrets = secretsOf(cfg.secrets)
   return {
     issues,
     profile: {
@@ -95,4 +96,9 @@ export function resolveProfile(tree: Tree, where: Where): {profile: ResolvedProf
       secrets,
     },
   }
+}
+
+/** Required secret entries with their default type filled in. */
+export function secretsOf(v: unknown): RequiredSecret[] {
+  return Array.isArray(v) ? v.filter(isObj).map((s) => ({type: 'environment', ...s}) as RequiredSecret) : []
 }

@@ -3,6 +3,7 @@ import {SETTINGS_SCHEMA} from './schema/settings-schema.js'
 import {checkLeaf} from './schema/check-leaf.js'
 import {expectedOf, type SchemaNode} from './schema/types.js'
 import {pathKey, type Location, type SettingsIssue} from './settings-issues.js'
+import {keyAt} from './yaml-file.js'
 
 /** One settings file checked against the schema. */
 export interface ValidatedFile {
@@ -43,8 +44,9 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
   const locations = new Map<string, Location>()
   const first = doc.errors[0]
   if (first) {
-    const pos = first.linePos?.[0] ?? {line: 1, col: 1}
-    issues.push({severity: 'error', file, line: pos.line, column: pos.col, key: '', message: first.message.split('\n')[0]})
+    // With prettyErrors off the parser sets no linePos: compute it from the offset.
+    const pos = lines.linePos(first.pos[0])
+    issues.push({severity: 'error', file, line: pos.line, column: pos.col, key: keyAt(doc, first.pos[0]) ?? '', message: first.message.split('\n')[0]})
     return {file, parsed: false, tree: {}, issues, locations}
   }
   const at = (node: Node | null | undefined, fallback: Node | null | undefined) => {
@@ -127,5 +129,6 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
   if (isScalar(sv) && sv.value === 1) {
     issues.push({severity: 'warning', file, ...at(sv as Node, null), key: 'schema_version', message: 'expected the string "1", found the number 1 (write schema_version: "1")'})
   }
+  issues.sort((a, b) => a.line - b.line || a.column - b.column)
   return {file, parsed: true, tree, issues, locations}
 }

@@ -121,7 +121,7 @@ const telemetry = obj('Telemetry (global and project scope, merged key by key, l
 })
 
 /** The whole settings.yaml. Field order here is the order of docs and `svc config list`. */
-export const SETTINGS_SCHEMA: ObjectNode = obj(
+export const SETTINGS_SCHEMA: ObjectNode = withOtherServerKeys(obj(
   'A settings file (global `~/.svc/settings.yaml` or a project\'s `.svc/settings.yaml`).',
   {
     schema_version: str('Format of the file; required, currently `"1"`.', {oneOf: ['1']}),
@@ -186,4 +186,19 @@ export const SETTINGS_SCHEMA: ObjectNode = obj(
     server: serverSection(),
   },
   {required: ['schema_version']},
-)
+))
+
+/** Keys bootstrap reads outside `server` (such as `artifacts.max_file_bytes`) join the tree where they are not yet. */
+function withOtherServerKeys(root: ObjectNode): ObjectNode {
+  for (const [key, spec] of Object.entries(SERVER_KEYS)) {
+    if (key.startsWith('server.')) continue
+    const segs = key.split('.')
+    let cur = root
+    for (const seg of segs.slice(0, -1)) {
+      cur.fields[seg] ??= obj(`The \`${seg}\` block.`, {})
+      cur = cur.fields[seg] as ObjectNode
+    }
+    cur.fields[segs[segs.length - 1]] ??= fromKeySpec(spec)
+  }
+  return root
+}
