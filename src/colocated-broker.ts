@@ -2,7 +2,7 @@ import {join} from 'node:path'
 import type {Logger} from 'pino'
 import {Broker} from './broker/broker.js'
 import {buildLocalApi} from './broker/local-api.js'
-import {LocalTmuxRuntime} from './broker/runtimes/local-tmux.js'
+import {selectRuntime, type RuntimeSelectionSettings} from './broker/runtimes/select.js'
 import {paths} from './config/paths.js'
 import type {Services} from './domain/services.js'
 
@@ -25,13 +25,16 @@ export async function startColocatedBroker(opts: {
   env: NodeJS.ProcessEnv
   logger: Logger
   createdBy: string
+  /** `active_profile`, `runtimes` and `profiles` from the Hub's settings. */
+  runtimeSettings: RuntimeSelectionSettings
 }): Promise<RunningBroker> {
   const {brokerId, secret} = await opts.services.brokers.colocatedIdentity(opts.createdBy)
   opts.services.setColocatedBroker(brokerId)
   const stateDir = join(paths(opts.env).home, 'broker')
   const logger = opts.logger.child({svc: 'broker', brokerId})
-  const runtime = new LocalTmuxRuntime({stateDir: join(stateDir, 'logs'), env: opts.env})
-  const broker = new Broker({hubUrl: opts.hubUrl, brokerId, secret, stateDir, runtime, logger})
+  const selected = await selectRuntime(opts.runtimeSettings, {stateDir: join(stateDir, 'logs'), env: opts.env})
+  logger.info({runtime: selected.runtimeName, profile: selected.profileName}, 'co-located broker runtime')
+  const broker = new Broker({hubUrl: opts.hubUrl, brokerId, secret, stateDir, runtime: selected.runtime, runtimeEnv: selected.env, logger})
   const connected = new Promise<void>((resolve) => (broker.tunnel.onConnected = resolve))
   broker.start()
   let localUrl: string | null = null

@@ -106,7 +106,10 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
     services.routePlugins.push(artifactRoutes(artifacts), artifactPageRoutes(artifacts))
-    if (devMode) await services.users.ensureDevUser()
+    if (devMode) {
+      await services.users.ensureDevUser()
+      if (bootstrap.mode === 'workstation') await services.projects.ensureDefault(DEV_USER.id)
+    }
     await services.users.promoteConfiguredAdmins()
     const app = await buildApp({services, logger, tunnels})
     const hub: Hub = {
@@ -153,6 +156,7 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
       env: hub.env,
       logger: hub.logger,
       createdBy: hub.config.devMode ? DEV_USER.id : 'system',
+      runtimeSettings: bootstrap.tree as never,
     })
   }
   return url

@@ -18,6 +18,8 @@ export interface BrokerOptions {
   stateDir: string
   runtime: Runtime
   logger: Logger
+  /** Environment of the selected runtime and profile, under the harness's and the agent's. */
+  runtimeEnv?: Record<string, string>
   /** Liveness report interval (also the session watch interval). */
   aliveIntervalMs?: number
 }
@@ -130,7 +132,7 @@ export class Broker {
       name: p.name,
       projectId: p.projectId,
       command: resolved.command,
-      env: {...resolved.env, ...p.env, SVC_HUB_ENDPOINT: this.opts.hubUrl},
+      env: {...this.opts.runtimeEnv, ...resolved.env, ...p.env, SVC_HUB_ENDPOINT: this.opts.hubUrl},
       image: resolved.image,
       workdir,
       resources: resolved.resources,

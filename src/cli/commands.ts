@@ -1,3 +1,12 @@
+import AgentAttach from '../../commands/agent/attach.js'
+import AgentCreate from '../../commands/agent/create.js'
+import AgentDelete from '../../commands/agent/delete.js'
+import AgentGet from '../../commands/agent/get.js'
+import AgentList from '../../commands/agent/list.js'
+import AgentLogs from '../../commands/agent/logs.js'
+import AgentRestart from '../../commands/agent/restart.js'
+import AgentStart from '../../commands/agent/start.js'
+import AgentStop from '../../commands/agent/stop.js'
 import ArtifactGet from '../../commands/artifact/get.js'
 import ArtifactPublish from '../../commands/artifact/publish.js'
 import AuthLogin from '../../commands/auth/login.js'
@@ -5,6 +14,10 @@ import AuthLogout from '../../commands/auth/logout.js'
 import AuthTokenCreate from '../../commands/auth/token/create.js'
 import AuthTokenList from '../../commands/auth/token/list.js'
 import AuthTokenRevoke from '../../commands/auth/token/revoke.js'
+import BrokerGet from '../../commands/broker/get.js'
+import BrokerList from '../../commands/broker/list.js'
+import BrokerRegister from '../../commands/broker/register.js'
+import BrokerStart from '../../commands/broker/start.js'
 import ConfigGet from '../../commands/config/get.js'
 import ConfigList from '../../commands/config/list.js'
 import ConfigSet from '../../commands/config/set.js'
@@ -16,6 +29,9 @@ import ProjectGet from '../../commands/project/get.js'
 import ProjectList from '../../commands/project/list.js'
 import ProjectRegister from '../../commands/project/register.js'
 import ServerStart from '../../commands/server/start.js'
+import Status from '../../commands/status.js'
+import TemplateList from '../../commands/template/list.js'
+import TemplateUpload from '../../commands/template/upload.js'
 import Whoami from '../../commands/whoami.js'
 
 /**
@@ -24,6 +40,15 @@ import Whoami from '../../commands/whoami.js'
  * costs little at start-up.
  */
 export const COMMANDS = {
+  'agent:attach': AgentAttach,
+  'agent:create': AgentCreate,
+  'agent:delete': AgentDelete,
+  'agent:get': AgentGet,
+  'agent:list': AgentList,
+  'agent:logs': AgentLogs,
+  'agent:restart': AgentRestart,
+  'agent:start': AgentStart,
+  'agent:stop': AgentStop,
   'artifact:get': ArtifactGet,
   'artifact:publish': ArtifactPublish,
   'auth:login': AuthLogin,
@@ -31,6 +56,10 @@ export const COMMANDS = {
   'auth:token:create': AuthTokenCreate,
   'auth:token:list': AuthTokenList,
   'auth:token:revoke': AuthTokenRevoke,
+  'broker:get': BrokerGet,
+  'broker:list': BrokerList,
+  'broker:register': BrokerRegister,
+  'broker:start': BrokerStart,
   'config:get': ConfigGet,
   'config:list': ConfigList,
   'config:set': ConfigSet,
@@ -42,5 +71,8 @@ export const COMMANDS = {
   'project:list': ProjectList,
   'project:register': ProjectRegister,
   'server:start': ServerStart,
+  status: Status,
+  'template:list': TemplateList,
+  'template:upload': TemplateUpload,
   whoami: Whoami,
 }

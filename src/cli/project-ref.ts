@@ -7,3 +7,11 @@ export function projectOf(flag: string | undefined, settings: CliSettings): stri
   if (!id) throw new AppError('usage_error', 'no project: pass --project, set SVC_HUB_GROVE_ID, or set hub.grove_id in .svc/settings.yaml')
   return id
 }
+
+/** Project slug a workstation Hub creates for its dev user, used when nothing names a project. */
+export const DEFAULT_PROJECT = 'default'
+
+/** Like `projectOf`, falling back to the workstation's `default` project (agent commands). */
+export function projectOrDefault(flag: string | undefined, settings: CliSettings): string {
+  return flag || settings.groveId || DEFAULT_PROJECT
+}

@@ -65,6 +65,24 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
   return {
     load,
 
+    /**
+     * A workstation Hub's `default` project, owned by the dev user, so agents can be created
+     * before anything is registered. Idempotent.
+     */
+    async ensureDefault(ownerId: string): Promise<void> {
+      if (await store.projects.getBySlug('default')) return
+      const t = now()
+      const project: Project = {id: newId(), name: 'default', slug: 'default', gitRemote: null, description: 'Created by the workstation Hub for agents outside a registered project.', defaultBrokerId: null, createdBy: ownerId, createdAt: t, updatedAt: t}
+      try {
+        await store.transaction(async (tx) => {
+          await tx.projects.insert(project)
+          await tx.projects.setMember(project.id, ownerId, 'owner', t)
+        })
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'conflict')) throw err
+      }
+    },
+
     /** Projects the caller may read: all of them for a system admin, else its memberships. */
     async list(ctx: CallContext): Promise<ProjectView[]> {
       const user = requireUser(ctx)

@@ -1,0 +1,27 @@
+import {chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+export interface BrokerIdentity {
+  hubUrl: string
+  brokerId: string
+  secret: string
+}
+
+/** A standalone broker's identity, kept in `<stateDir>/identity.json` (mode 0600). */
+export function loadIdentity(stateDir: string): BrokerIdentity | null {
+  try {
+    const id = JSON.parse(readFileSync(join(stateDir, 'identity.json'), 'utf8')) as BrokerIdentity
+    return id.brokerId && id.secret && id.hubUrl ? id : null
+  } catch {
+    return null
+  }
+}
+
+export function saveIdentity(stateDir: string, id: BrokerIdentity): void {
+  mkdirSync(stateDir, {recursive: true, mode: 0o700})
+  const file = join(stateDir, 'identity.json')
+  const tmp = `${file}.${process.pid}.tmp`
+  writeFileSync(tmp, JSON.stringify(id, null, 2) + '\n', {mode: 0o600})
+  renameSync(tmp, file)
+  chmodSync(file, 0o600)
+}

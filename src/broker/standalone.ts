@@ -1,0 +1,67 @@
+import {join} from 'node:path'
+import pino from 'pino'
+import {AppError} from '../api/app-error.js'
+import {HubClient} from '../client/hub-client.js'
+import {agentsApi} from '../client/agents-client.js'
+import {Broker} from './broker.js'
+import {loadIdentity, saveIdentity, type BrokerIdentity} from './identity.js'
+import {buildLocalApi} from './local-api.js'
+import {createRuntime, selectRuntime} from './runtimes/select.js'
+
+export interface StandaloneOptions {
+  hubUrl: string
+  name: string
+  stateDir: string
+  host: string
+  port: number
+  runtime?: string
+  joinToken?: string
+  /** A user credential to register the broker with when it has no identity and no join token. */
+  userToken?: string | null
+  logLevel: string
+}
+
+/**
+ * Identity of a standalone broker: the stored one for this Hub; else join with a join token
+ * (given, or obtained by registering with the user's own credential). Two phases either way.
+ */
+async function identityFor(opts: StandaloneOptions): Promise<{id: BrokerIdentity; joined: boolean}> {
+  const stored = loadIdentity(opts.stateDir)
+  if (stored && new URL(stored.hubUrl).origin === new URL(opts.hubUrl).origin) return {id: stored, joined: false}
+  let joinToken = opts.joinToken
+  if (!joinToken) {
+    if (!opts.userToken) throw new AppError('not_signed_in', 'this broker has not joined the Hub: pass --join-token (from `svc broker register`), or sign in so it can register itself')
+    joinToken = (await agentsApi(new HubClient(opts.hubUrl, opts.userToken)).registerBroker(opts.name)).joinToken
+  }
+  const {brokerId, secret} = await agentsApi(new HubClient(opts.hubUrl, null)).joinBroker(joinToken)
+  const id = {hubUrl: opts.hubUrl, brokerId, secret}
+  saveIdentity(opts.stateDir, id)
+  return {id, joined: true}
+}
+
+/** Runs a standalone runtime broker until SIGINT or SIGTERM. */
+export async function runStandaloneBroker(opts: StandaloneOptions, onReady: (info: {brokerId: string; localUrl: string | null; joined: boolean}) => void): Promise<void> {
+  const logger = pino({level: opts.logLevel, base: {svc: 'broker'}}, pino.destination(2))
+  const {id, joined} = await identityFor(opts)
+  const runtimeOpts = {stateDir: join(opts.stateDir, 'logs')}
+  const selected = opts.runtime ? {runtime: createRuntime(opts.runtime, {type: opts.runtime}, runtimeOpts), env: {}} : await selectRuntime({}, runtimeOpts)
+  if (!(await selected.runtime.available())) throw new AppError('usage_error', `runtime ${selected.runtime.type} is not available on this host`)
+  const broker = new Broker({hubUrl: opts.hubUrl, brokerId: id.brokerId, secret: id.secret, stateDir: opts.stateDir, runtime: selected.runtime, runtimeEnv: selected.env, logger: logger.child({brokerId: id.brokerId})})
+  broker.start()
+  const api = await buildLocalApi(broker, logger)
+  let localUrl: string | null = null
+  try {
+    localUrl = await api.listen({host: opts.host, port: opts.port})
+  } catch (err) {
+    logger.warn({err: (err as Error).message, port: opts.port}, 'local API could not listen; continuing without it')
+  }
+  onReady({brokerId: id.brokerId, localUrl, joined})
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      broker.stop()
+      void api.close().then(resolve, resolve)
+    }
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+  })
+}
