@@ -1,7 +1,7 @@
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import pino from 'pino'
+import pino, {type Logger} from 'pino'
 import {describe} from 'vitest'
 import {resolveBootstrap, type StartFlags} from '../../src/config/bootstrap.js'
 import {createHub, type Hub} from '../../src/main.js'
@@ -28,6 +28,8 @@ export interface TestHubOptions {
   clock?: Clock
   /** Files to write into the temp HOME before start, e.g. {'.svc/settings.yaml': '...'}. */
   files?: Record<string, string>
+  /** The Hub's logger (default: silent, or SVC_TEST_LOG's level). */
+  logger?: Logger
 }
 
 /**
@@ -50,7 +52,7 @@ export async function startTestHub(dialect: Dialect, opts: TestHubOptions = {}):
     env.SVC_SERVER_DATABASE_URL = s.url
   }
   const bootstrap = resolveBootstrap({port: 0, ...opts.flags}, env)
-  const logger = pino({level: process.env.SVC_TEST_LOG ?? 'silent'})
+  const logger = opts.logger ?? pino({level: process.env.SVC_TEST_LOG ?? 'silent'})
   const hub = await createHub(bootstrap, {env, logger, clock: opts.clock})
   const request: TestHub['request'] = async (method, url, o = {}) => {
     const token = o.token === undefined ? hub.config.devToken : o.token

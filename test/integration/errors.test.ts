@@ -1,9 +1,5 @@
-import type {FastifyInstance} from 'fastify'
 import pino from 'pino'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {createServices} from '../../src/domain/services.js'
-import {systemClock} from '../../src/domain/shared/clock.js'
-import {buildApp} from '../../src/server/app.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 import {createUser, type TestUser} from '../helpers/users.js'
 import {TunnelRegistry} from '../../src/server/tunnel/tunnel-registry.js'
@@ -114,26 +110,22 @@ describeEachDialect('the error envelope', (dialect) => {
   })
 
   describe('an unexpected error', () => {
-    let app: FastifyInstance
+    let other: TestHub
     const lines: string[] = []
     beforeAll(async () => {
-      const logger = pino({level: 'error'}, {write: (s: string) => lines.push(s)})
-      const tunnels = new TunnelRegistry()
-      const services = createServices({store: hub.store, clock: systemClock, logger, config: hub.config}, {gateway: tunnels, agentSettings: async () => agentSettingsFromTree({})})
-      services.routePlugins.push((a) => {
-        a.get('/api/v1/test/boom', async () => {
-          throw new Error('connect ECONNREFUSED postgres://admin:hunter2@db.internal:5432 at /srv/hub/store.ts:42')
-        })
+      // A Hub whose log we read, with one route that fails; routes can be added until the first request.
+      other = await startTestHub(dialect, {logger: pino({level: 'error'}, {write: (s: string) => lines.push(s)})})
+      other.app.get('/api/v1/test/boom', async () => {
+        throw new Error('connect ECONNREFUSED postgres://admin:hunter2@db.internal:5432 at /srv/hub/store.ts:42')
       })
-      app = await buildApp({services, logger, tunnels})
     })
-    afterAll(() => app?.close())
+    afterAll(() => other?.dispose())
 
     it('is 500 internal_error whose message leaks nothing; the log has it under the request ID', async () => {
-      const res = await app.inject({method: 'GET', url: '/api/v1/test/boom', headers: {authorization: `Bearer ${hub.devToken}`}})
-      const body = res.json()
-      expectEnvelope({status: res.statusCode, body, headers: res.headers}, 500, 'internal_error')
-      for (const secret of ['hunter2', 'ECONNREFUSED', 'db.internal', 'store.ts', 'postgres://']) expect(res.body).not.toContain(secret)
+      const res = await other.request('GET', '/api/v1/test/boom')
+      const body = res.body
+      expectEnvelope(res, 500, 'internal_error')
+      for (const secret of ['hunter2', 'ECONNREFUSED', 'db.internal', 'store.ts', 'postgres://']) expect(JSON.stringify(body)).not.toContain(secret)
       expect(body.error).not.toHaveProperty('details')
       const logged = lines.map((l) => JSON.parse(l)).find((l) => l.reqId === body.error.requestId)
       expect(logged).toBeDefined()
