@@ -124,7 +124,7 @@ const telemetry = obj('Telemetry (global and project scope, merged key by key, l
 export const SETTINGS_SCHEMA: ObjectNode = withOtherServerKeys(obj(
   'A settings file (global `~/.svc/settings.yaml` or a project\'s `.svc/settings.yaml`).',
   {
-    schema_version: str('Format of the file; required, currently `"1"`.', {oneOf: ['1']}),
+    schema_version: str('Format of the file: `"1"`.', {oneOf: ['1']}),
     active_profile: str('Profile in use (see `profiles`).', {env: 'SVC_ACTIVE_PROFILE'}),
     default_template: str('Template of new agents.', {env: 'SVC_DEFAULT_TEMPLATE'}),
     image_registry: fromKeySpec(SERVER_KEYS.image_registry),
