@@ -3,7 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec, type RuntimeHandle} from '../runtime.js'
-import {attachArgs, ContainerCliRuntime, execTmuxArgs, globalArgs, inspectRunningArgs, logsArgs, probeArgs, resourceArgs, runArgs, stopArgs} from './container-cli.js'
+import {attachArgs, ContainerCliRuntime, containerScript, inContainerCommand, execTmuxArgs, globalArgs, inspectRunningArgs, logsArgs, probeArgs, resourceArgs, runArgs, stopArgs} from './container-cli.js'
 import {DockerRuntime} from './docker.js'
 import {PodmanRuntime} from './podman.js'
 import {runCommand} from './run-command.js'
@@ -26,7 +26,7 @@ describe('container CLI argv (pure)', () => {
       'run', '-d', '--name', 'svc-a1', '--label', 'svc.agent=a1', '--label', 'svc.project=p1',
       '-e', 'SVC_AUTH_TOKEN', '-e', 'PATH=/usr/bin', '-e', 'WEIRD',
       '--cpus', '0.5', '--memory', '2147483648', '--gpus', '1', '-w', '/workspace',
-      '-i', '-t', 'reg/claude:1', 'tmux', 'new-session', '-s', 'svc', '-x', '120', '-y', '40', '--', 'claude', '--x', 'task\\;',
+      'reg/claude:1', '/bin/sh', '-c', containerScript({cols: 120, rows: 40}), 'svc-harness', 'claude', '--x', 'task\\;',
     ])
     expect(plan.env).toEqual({SVC_AUTH_TOKEN: 'secret token', WEIRD: '$(rm -rf /); "q"'})
     expect(() => runArgs({...spec, image: undefined}, {cols: 1, rows: 1})).toThrow(/no container image/)
@@ -46,6 +46,26 @@ describe('container CLI argv (pure)', () => {
     expect(logsArgs('svc-a1', false)).toEqual(['logs', 'svc-a1'])
     expect(execTmuxArgs('svc-a1', ['send-keys', '-t', '=svc:', 'Enter'])).toEqual(['exec', '-e', 'TERM=xterm-256color', 'svc-a1', 'tmux', 'send-keys', '-t', '=svc:', 'Enter'])
     expect(attachArgs('svc-a1')).toEqual(['exec', '-i', '-e', 'TERM=xterm-256color', 'svc-a1', 'tmux', '-C', 'attach-session', '-t', '=svc'])
+  })
+})
+
+describe('the container main process (run here, as a container would run it)', () => {
+  it('runs the harness in tmux session svc, copies its output to stdout, ends with it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-pid1-'))
+    const env: NodeJS.ProcessEnv = {...process.env, TMUX_TMPDIR: dir}
+    delete env.TMUX
+    try {
+      const [file, ...args] = inContainerCommand(['/bin/bash', '-c', 'echo "hello $1"; sleep 0.5; echo bye', 'x', 'world;'], {cols: 100, rows: 30})
+      const r = await runCommand(file, args, {env, timeoutMs: 20_000})
+      expect(r).toMatchObject({code: 0, stderr: ''})
+      const out = r.stdout.toString()
+      expect(out).toContain('hello world;')
+      expect(out).toContain('bye')
+      expect((await runCommand('tmux', ['has-session', '-t', '=svc'], {env})).code).not.toBe(0)
+    } finally {
+      await runCommand('tmux', ['kill-server'], {env})
+      await rm(dir, {recursive: true, force: true})
+    }
   })
 })
 

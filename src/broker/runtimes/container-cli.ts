@@ -1,12 +1,13 @@
 /**
  * `docker` and `podman` runtimes through their CLIs (same argv for both, bar the host flag and
- * the engine probe). No PTY on our side: the engine allocates the container's TTY (`-it`).
+ * the engine probe). No PTY on our side.
  *
- * Assumption: images carry tmux. The harness runs in the container as
- * `tmux new-session -s svc -- <command>` in the foreground of the container's TTY, so keys,
- * pastes and attach reach it with `exec ... tmux` exactly as the local runtime does (attach is a
- * tmux control-mode client over `exec -i`, which needs no TTY). The session ends with the
- * harness, and so does the container.
+ * Assumption: images carry `sh` and `tmux`. The container's main process (containerScript)
+ * starts the harness in a detached tmux session `svc`, pipes the pane's raw output to its own
+ * stdout (so `logs` shows what the harness printed, as the local runtime's log does) and lives
+ * as long as the session. Keys, pastes and attach reach the harness with `exec ... tmux`
+ * exactly as the local runtime does; attach is a tmux control-mode client over `exec -i`,
+ * which needs no TTY on either side.
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
@@ -83,13 +84,35 @@ export function runArgs(spec: AgentSpec, size: {cols: number; rows: number}): Ru
   }
   args.push(...resourceArgs(spec.resources))
   if (spec.workdir) args.push('-w', spec.workdir)
-  args.push('-i', '-t', spec.image, ...inContainerCommand(spec.command, size))
+  args.push(spec.image, ...inContainerCommand(spec.command, size))
   return {args, env}
 }
 
-/** The container's command: the harness inside a foreground tmux session named `svc`. */
+/**
+ * The container's main process (POSIX sh; the harness argv follows as "$@"): the harness in a
+ * detached tmux session; pipe-pane feeds the pane's raw output through a FIFO to a `cat` that
+ * holds this process's stdout (whatever kind of file that is), and the process ends once the
+ * session has and the output is drained. A TERM (docker stop) ends the session too.
+ */
+export function containerScript(size: {cols: number; rows: number}): string {
+  const cols = Number(size.cols)
+  const rows = Number(size.rows)
+  if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 1 || rows < 1) throw new Error(`terminal size ${size.cols}x${size.rows} is not valid`)
+  return [
+    `out=/tmp/svc-pane.$$`,
+    `trap 'tmux kill-server 2>/dev/null; rm -f "$out"; exit 143' TERM INT`,
+    `rm -f "$out" && mkfifo "$out" || exit 1`,
+    `cat "$out" &`,
+    `tmux new-session -d -s ${CONTAINER_SESSION} -x ${cols} -y ${rows} -- "$@" \\; pipe-pane -o -t ${TARGET} "cat >> '$out'" || exit 1`,
+    `while tmux has-session -t =${CONTAINER_SESSION} 2>/dev/null; do sleep 1; done`,
+    `wait`,
+    `rm -f "$out"`,
+  ].join('\n')
+}
+
+/** The container's command: containerScript with the harness argv (escaped for tmux) as its arguments. */
 export function inContainerCommand(command: string[], size: {cols: number; rows: number}): string[] {
-  return ['tmux', 'new-session', '-s', CONTAINER_SESSION, '-x', String(size.cols), '-y', String(size.rows), '--', ...directCommand(command).map(tmuxArg)]
+  return ['/bin/sh', '-c', containerScript(size), 'svc-harness', ...directCommand(command).map(tmuxArg)]
 }
 
 export function stopArgs(name: string): string[] {

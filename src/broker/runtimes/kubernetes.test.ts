@@ -7,6 +7,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {WebSocketServer} from 'ws'
 import type {AgentSpec, RuntimeHandle} from '../runtime.js'
+import {containerScript} from './container-cli.js'
 import {authHeaders, parseExecStatus, tlsOptions} from './kube-api.js'
 import {kubeconfigPaths, loadKubeconfig, resolveKubeTarget} from './kubeconfig.js'
 import {execPath, KubernetesRuntime, logPath, podManifest, podNameFor, podResources} from './kubernetes.js'
@@ -36,11 +37,9 @@ describe('kubernetes requests (pure)', () => {
           {
             name: 'agent',
             image: 'reg/claude:1',
-            command: ['tmux', 'new-session', '-s', 'svc', '-x', '120', '-y', '40', '--', 'claude', 'task'],
+            command: ['/bin/sh', '-c', containerScript({cols: 120, rows: 40}), 'svc-harness', 'claude', 'task'],
             env: [{name: 'SVC_AGENT_ID', value: 'A1_b'}, {name: 'Q', value: '"$(x)";'}],
             workingDir: '/workspace',
-            stdin: true,
-            tty: true,
             resources: {
               requests: {cpu: '500m', memory: '2Gi', 'ephemeral-storage': '10Gi'},
               limits: {cpu: '500m', memory: '2Gi', 'ephemeral-storage': '10Gi', 'nvidia.com/gpu': '2'},

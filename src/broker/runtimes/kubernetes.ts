@@ -1,8 +1,8 @@
 /**
  * The `kubernetes` runtime: one Pod per agent through the API (no client library). As in the
- * container runtimes the image must carry tmux: the container runs the harness in a foreground
- * tmux session `svc`, and keys, pastes and attach are `tmux` commands run through the exec
- * subresource (WebSocket, v4.channel.k8s.io).
+ * container runtimes the image must carry sh and tmux: the container runs the harness in a tmux
+ * session `svc` (see containerScript), and keys, pastes and attach are `tmux` commands run
+ * through the exec subresource (WebSocket, v4.channel.k8s.io).
  *
  * Limits: the agent env goes into the pod spec as plain values (no Secret object yet); the v4
  * exec protocol cannot close stdin, so pastes travel as a `set-buffer` argument (at most
@@ -82,9 +82,6 @@ export function podManifest(spec: AgentSpec, opts: {namespace: string; cols: num
           command: inContainerCommand(spec.command, opts),
           env,
           ...(spec.workdir ? {workingDir: spec.workdir} : {}),
-          // stdin and a TTY keep the foreground tmux client alive, as `-it` does for docker.
-          stdin: true,
-          tty: true,
           resources: podResources(spec.resources),
         },
       ],
