@@ -158,6 +158,11 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
       createdBy: hub.config.devMode ? DEV_USER.id : 'system',
       runtimeSettings: bootstrap.tree as never,
     })
+    // The broker's tunnel being open is not enough: the Hub dispatches only to a broker whose
+    // hello it has read. Wait for that (briefly) so the first create after start-up finds it.
+    const brokerId = hub.colocated.broker.opts.brokerId
+    const deadline = Date.now() + 5000
+    while (!hub.tunnels.isConnected(brokerId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   }
   return url
 }
