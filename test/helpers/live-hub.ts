@@ -1,0 +1,146 @@
+import {spawnSync} from 'node:child_process'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import WebSocket from 'ws'
+import {signRequest} from '../../src/api/broker-signing.js'
+import {TUNNEL_PATH, type TunnelMessage} from '../../src/api/tunnel-protocol.js'
+import {resolveBootstrap} from '../../src/config/bootstrap.js'
+import {listenHub} from '../../src/main.js'
+import {startTestHub, type Dialect, type TestHub, type TestHubOptions} from './hub.js'
+
+export interface LiveHub extends TestHub {
+  /** http://127.0.0.1:<port> */
+  url: string
+  /** The temp TMUX_TMPDIR of this Hub's co-located broker (its own tmux server). */
+  tmuxTmpdir: string
+  /** The co-located broker's ID (null with `broker: false`). */
+  brokerId: string | null
+  /** Runs tmux against this Hub's tmux server. */
+  tmux(...args: string[]): {code: number | null; stdout: string; stderr: string}
+}
+
+/** Runs tmux with a given TMUX_TMPDIR (never the caller's own tmux server). */
+export function tmuxAt(tmpdirPath: string, args: string[]) {
+  const env = {...process.env, TMUX_TMPDIR: tmpdirPath}
+  delete env.TMUX
+  delete env.TMUX_PANE
+  const r = spawnSync('tmux', args, {env, encoding: 'utf8', timeout: 10_000})
+  return {code: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
+}
+
+/**
+ * A real Hub listening on 127.0.0.1:<random> (built like `startTestHub`, then `listenHub`), with
+ * its co-located broker on the local (tmux) runtime: its local API on a random port, tmux on a
+ * fresh TMUX_TMPDIR. `dispose` closes the Hub, kills that tmux server and removes the dirs.
+ */
+export async function startLiveHub(dialect: Dialect, opts: TestHubOptions & {broker?: boolean} = {}): Promise<LiveHub> {
+  const tmuxTmpdir = mkdtempSync(join(tmpdir(), 'svc-tmux-'))
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    TMUX_TMPDIR: tmuxTmpdir,
+    SVC_SERVER_BROKER_PORT: '0',
+    // No container engine answers here, but do not let a test wait on the probe: local.
+    DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+    CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
+    ...opts.env,
+  }
+  const hub = await startTestHub(dialect, {...opts, env})
+  const flags = {port: 0, ...opts.flags}
+  const bootstrap = resolveBootstrap(flags, hub.env)
+  if (opts.broker === false) bootstrap.values['server.broker.enabled'] = false
+  let url: string
+  try {
+    url = await listenHub(hub, bootstrap)
+  } catch (err) {
+    await hub.dispose()
+    throw err
+  }
+  const live: LiveHub = Object.assign(hub, {
+    url,
+    tmuxTmpdir,
+    brokerId: hub.colocated?.broker.opts.brokerId ?? null,
+    tmux: (...args: string[]) => tmuxAt(tmuxTmpdir, args),
+  })
+  const dispose = hub.dispose
+  live.dispose = async () => {
+    try {
+      await dispose()
+    } finally {
+      tmuxAt(tmuxTmpdir, ['kill-server'])
+      rmSync(tmuxTmpdir, {recursive: true, force: true})
+    }
+  }
+  return live
+}
+
+/** Polls `fn` until it returns a truthy value (or throws after `timeoutMs`). */
+export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const v = await fn()
+      if (v) return v as NonNullable<T>
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/**
+ * A hand-driven broker tunnel: opens the signed WebSocket as a broker would and records every
+ * message the Hub sends; `answer` decides each request's result.
+ */
+export class FakeBroker {
+  readonly received: TunnelMessage[] = []
+  ws!: WebSocket
+  answer: (method: string, params: any) => unknown = () => ({runtime: 'local', ref: 'svc-fake'})
+
+  constructor(
+    readonly hubUrl: string,
+    readonly brokerId: string,
+    readonly secret: string,
+  ) {}
+
+  async connect(hello: {agents?: string[]; capabilities?: string[]} = {}): Promise<void> {
+    const url = new URL(TUNNEL_PATH, this.hubUrl)
+    url.protocol = 'ws:'
+    this.ws = new WebSocket(url, {headers: signRequest(this.brokerId, this.secret, 'GET', TUNNEL_PATH, '')})
+    this.ws.on('message', (raw) => {
+      const msg = JSON.parse(raw.toString()) as TunnelMessage
+      this.received.push(msg)
+      if (msg.t === 'req') {
+        Promise.resolve()
+          .then(() => this.answer(msg.method, msg.params))
+          .then(
+            (result) => this.send({t: 'res', id: msg.id, ok: true, result: result ?? null}),
+            (err: Error) => this.send({t: 'res', id: msg.id, ok: false, error: {code: 'broker_error', message: err.message}}),
+          )
+      }
+    })
+    await new Promise<void>((resolve, reject) => {
+      this.ws.once('open', () => resolve())
+      this.ws.once('error', reject)
+      this.ws.once('unexpected-response', (_req, res) => reject(new Error(`tunnel refused: ${res.statusCode}`)))
+    })
+    this.send({t: 'evt', event: 'hello', data: {version: '1', capabilities: hello.capabilities ?? ['agents', 'logs', 'attach'], runtimes: ['local'], agents: hello.agents ?? []}})
+  }
+
+  send(msg: TunnelMessage) {
+    this.ws.send(JSON.stringify(msg))
+  }
+
+  requests(method?: string) {
+    return this.received.filter((m): m is Extract<TunnelMessage, {t: 'req'}> => m.t === 'req' && (!method || m.method === method))
+  }
+
+  async close(): Promise<void> {
+    if (this.ws.readyState === WebSocket.CLOSED) return
+    const closed = new Promise((r) => this.ws.once('close', r))
+    this.ws.close()
+    await closed
+  }
+}
