@@ -138,7 +138,7 @@ export class FakeBroker {
   }
 
   async close(): Promise<void> {
-    if (this.ws.readyState === WebSocket.CLOSED) return
+    if (!this.ws || this.ws.readyState === WebSocket.CLOSED) return
     const closed = new Promise((r) => this.ws.once('close', r))
     this.ws.close()
     await closed
