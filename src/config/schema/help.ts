@@ -4,12 +4,15 @@ import {schemaRows} from './walk.js'
 
 /** The settable keys for `svc config set --help`: one line each, `key  type  (default)`. */
 export function settingsKeyHelp(): string {
-  const rows = schemaRows(SETTINGS_SCHEMA).filter((r) => r.node.kind !== 'object' && !(r.node.kind === 'map' && r.node.values.kind === 'object') && !r.key.includes('[]'))
-  const w = Math.max(...rows.map((r) => r.key.length))
-  return rows
-    .map((r) => {
-      const d = 'default' in r.node && r.node.default !== undefined ? `  (default ${JSON.stringify(r.node.default)})` : ''
-      return `  ${r.key.padEnd(w)}  ${typeName(r.node)}${d}`
-    })
-    .join('\n')
+  // Overrides repeat the harness configuration's fields: one line says where they go.
+  const rows = schemaRows(SETTINGS_SCHEMA).filter(
+    (r) => r.node.kind !== 'object' && !(r.node.kind === 'map' && r.node.values.kind === 'object') && !r.key.includes('[]') && !r.key.includes('.harness_overrides.'),
+  )
+  return [
+    ...rows.map((r) => {
+      const d = 'default' in r.node && r.node.default !== undefined ? `, default ${JSON.stringify(r.node.default)}` : ''
+      return `  ${r.key} (${typeName(r.node)}${d})`
+    }),
+    '  profiles.<profile>.harness_overrides.<config>.<field> (as harness_configs.<config>.<field>)',
+  ].join('\n')
 }
