@@ -16,12 +16,16 @@ export interface StatusPatch {
  */
 export function createStatusWriter(deps: Deps, intervalMs = 200) {
   const pending = new Map<string, StatusPatch>()
+  // The batch being written: still overlaid on reads until its transaction commits, or a read
+  // in between would see neither the report nor the row it becomes.
+  let inflight = new Map<string, StatusPatch>()
   let flushing: Promise<void> | null = null
 
   async function flush(): Promise<void> {
     if (flushing) return flushing
     if (pending.size === 0) return
     const batch = [...pending.entries()]
+    inflight = new Map(batch)
     pending.clear()
     flushing = (async () => {
       try {
@@ -33,9 +37,10 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
         })
       } catch (err) {
         // Keep the reports for the next round rather than lose them; newer ones win.
-        for (const [agentId, p] of batch) if (!pending.has(agentId)) pending.set(agentId, p)
+        for (const [agentId, p] of batch) pending.set(agentId, {...p, ...pending.get(agentId)})
         deps.logger.warn({err, agents: batch.length}, 'status flush failed; will retry')
       } finally {
+        inflight = new Map()
         flushing = null
       }
     })()
@@ -55,11 +60,14 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
       pending.set(agentId, next)
     },
     pendingFor(agentId: string): StatusPatch | undefined {
-      return pending.get(agentId)
+      const writing = inflight.get(agentId)
+      const next = pending.get(agentId)
+      return writing && next ? {...writing, ...next} : (next ?? writing)
     },
     /** Drops what is pending for an agent (it was stopped or deleted meanwhile). */
     forget(agentId: string) {
       pending.delete(agentId)
+      inflight.delete(agentId)
     },
     flush,
     async close() {
