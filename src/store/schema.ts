@@ -123,6 +123,7 @@ export interface AgentsTable {
   updated_at: string
   last_heartbeat_at: string | null
   deleted_at: string | null
+  message_mode: string
 }
 
 export interface AgentTokensTable {
@@ -207,7 +208,51 @@ export interface ArtifactGrantsTable {
   created_at: string
 }
 
+export interface MessagesTable {
+  id: string
+  project_id: string
+  agent_id: string
+  broadcast_id: string | null
+  sender_kind: string
+  sender_id: string
+  ingress: string
+  body: string
+  delivery: string
+  error: string | null
+  created_at: string
+  delivered_at: string | null
+}
+
+export interface SchedulesTable {
+  id: string
+  project_id: string
+  agent_id: string
+  kind: string
+  every_ms: number | null
+  next_at: string
+  payload: string
+  status: string
+  created_by_kind: string
+  created_by_id: string
+  created_at: string
+  updated_at: string
+}
+
+export interface AuditRecordsTable {
+  id: string
+  kind: string
+  actor_kind: string
+  actor_id: string
+  project_id: string | null
+  target: string | null
+  details: string
+  created_at: string
+}
+
 export interface Database {
+  messages: MessagesTable
+  schedules: SchedulesTable
+  audit_records: AuditRecordsTable
   artifacts: ArtifactsTable
   artifact_versions: ArtifactVersionsTable
   artifact_files: ArtifactFilesTable

@@ -5,6 +5,7 @@ import {artifactsRepo} from './repositories/artifacts.js'
 import {agentsRepo} from './repositories/agents.js'
 import {brokersRepo} from './repositories/brokers.js'
 import {credentialsRepo} from './repositories/credentials.js'
+import {auditRepo, messagesRepo} from './repositories/messages.js'
 import {hubSettingsRepo} from './repositories/hub-settings.js'
 import {loginFlowsRepo} from './repositories/login-flows.js'
 import {projectsRepo} from './repositories/projects.js'
@@ -22,6 +23,8 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   brokers: brokersRepo(db),
   agents: agentsRepo(db),
   templates: templatesRepo(db),
+  messages: messagesRepo(db),
+  audit: auditRepo(db),
   locks: locksRepo(db, driver),
 })
 

@@ -2,10 +2,12 @@ import type {Migration} from 'kysely'
 import * as m0001 from './0001-foundation.js'
 import * as m0002 from './0002-agents-brokers.js'
 import * as m0003 from './0003-artifacts.js'
+import * as m0004 from './0004-messages.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-agents-brokers': m0002,
   '0003-artifacts': m0003,
+  '0004-messages': m0004,
 }

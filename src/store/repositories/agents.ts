@@ -23,6 +23,8 @@ export interface AgentRecord {
   updatedAt: string
   lastHeartbeatAt: string | null
   deletedAt: string | null
+  /** `open` accepts messages; `closed` refuses them (keys are not affected). */
+  messageMode: string
 }
 
 const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
@@ -46,6 +48,7 @@ const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
   updatedAt: r.updated_at,
   lastHeartbeatAt: r.last_heartbeat_at,
   deletedAt: r.deleted_at,
+  messageMode: r.message_mode,
 })
 
 export interface AgentPatch {
@@ -58,6 +61,7 @@ export interface AgentPatch {
   error?: string | null
   lastHeartbeatAt?: string
   deletedAt?: string
+  messageMode?: string
 }
 
 export interface AgentFilter {
@@ -69,7 +73,7 @@ export interface AgentFilter {
 }
 
 export const agentsRepo = (db: Kysely<Database>) => ({
-  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt'>): Promise<AgentRecord> {
+  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode'>): Promise<AgentRecord> {
     try {
       const r = await db
         .insertInto('agents')
@@ -93,6 +97,7 @@ export const agentsRepo = (db: Kysely<Database>) => ({
           created_by_id: a.createdBy.id,
           created_at: a.createdAt,
           updated_at: a.updatedAt,
+          message_mode: 'open',
         })
         .returningAll()
         .executeTakeFirstOrThrow()
@@ -136,6 +141,7 @@ export const agentsRepo = (db: Kysely<Database>) => ({
         ...(patch.error !== undefined && {error: patch.error}),
         ...(patch.lastHeartbeatAt !== undefined && {last_heartbeat_at: patch.lastHeartbeatAt}),
         ...(patch.deletedAt !== undefined && {deleted_at: patch.deletedAt}),
+        ...(patch.messageMode !== undefined && {message_mode: patch.messageMode}),
         updated_at: now,
       })
       .where('id', '=', id)

@@ -1,0 +1,154 @@
+import type {Kysely} from 'kysely'
+import type {Database} from '../schema.js'
+
+export interface MessageRecord {
+  id: string
+  projectId: string
+  agentId: string
+  broadcastId: string | null
+  sender: {kind: string; id: string}
+  ingress: string
+  body: Record<string, unknown>
+  delivery: 'pending' | 'delivered' | 'failed' | 'refused_closed'
+  error: string | null
+  createdAt: string
+  deliveredAt: string | null
+}
+
+export interface ScheduleRecord {
+  id: string
+  projectId: string
+  agentId: string
+  kind: 'once' | 'recurring'
+  everyMs: number | null
+  nextAt: string
+  payload: Record<string, unknown>
+  status: 'pending' | 'running' | 'done' | 'cancelled'
+  createdBy: {kind: string; id: string}
+  createdAt: string
+  updatedAt: string
+}
+
+/** Messages and schedules. Rows are written only for accepted requests (never for refusals). */
+export const messagesRepo = (db: Kysely<Database>) => ({
+  async insert(m: MessageRecord): Promise<void> {
+    await db
+      .insertInto('messages')
+      .values({
+        id: m.id,
+        project_id: m.projectId,
+        agent_id: m.agentId,
+        broadcast_id: m.broadcastId,
+        sender_kind: m.sender.kind,
+        sender_id: m.sender.id,
+        ingress: m.ingress,
+        body: JSON.stringify(m.body),
+        delivery: m.delivery,
+        error: m.error,
+        created_at: m.createdAt,
+        delivered_at: m.deliveredAt,
+      })
+      .execute()
+  },
+  async setDelivery(id: string, delivery: MessageRecord['delivery'], error: string | null, at: string | null): Promise<void> {
+    await db.updateTable('messages').set({delivery, error, delivered_at: at}).where('id', '=', id).execute()
+  },
+  async forAgent(agentId: string, limit = 100): Promise<MessageRecord[]> {
+    const rows = await db.selectFrom('messages').selectAll().where('agent_id', '=', agentId).orderBy('created_at', 'desc').orderBy('id').limit(limit).execute()
+    return rows.map((r) => ({
+      id: r.id,
+      projectId: r.project_id,
+      agentId: r.agent_id,
+      broadcastId: r.broadcast_id,
+      sender: {kind: r.sender_kind, id: r.sender_id},
+      ingress: r.ingress,
+      body: JSON.parse(r.body),
+      delivery: r.delivery as MessageRecord['delivery'],
+      error: r.error,
+      createdAt: r.created_at,
+      deliveredAt: r.delivered_at,
+    }))
+  },
+  async count(): Promise<number> {
+    return Number((await db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  },
+  async insertSchedule(s: ScheduleRecord): Promise<void> {
+    await db
+      .insertInto('schedules')
+      .values({
+        id: s.id,
+        project_id: s.projectId,
+        agent_id: s.agentId,
+        kind: s.kind,
+        every_ms: s.everyMs,
+        next_at: s.nextAt,
+        payload: JSON.stringify(s.payload),
+        status: s.status,
+        created_by_kind: s.createdBy.kind,
+        created_by_id: s.createdBy.id,
+        created_at: s.createdAt,
+        updated_at: s.updatedAt,
+      })
+      .execute()
+  },
+  async schedules(projectId: string): Promise<ScheduleRecord[]> {
+    const rows = await db.selectFrom('schedules').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute()
+    return rows.map(toSchedule)
+  },
+  async countSchedules(): Promise<number> {
+    return Number((await db.selectFrom('schedules').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  },
+  /** Pending schedules due at `now`, claimed for this runner (so replicas never fire one twice). */
+  async claimDue(now: string, limit = 50): Promise<ScheduleRecord[]> {
+    const due = await db.selectFrom('schedules').selectAll().where('status', '=', 'pending').where('next_at', '<=', now).orderBy('next_at').limit(limit).execute()
+    const claimed: ScheduleRecord[] = []
+    for (const r of due) {
+      const res = await db.updateTable('schedules').set({status: 'running', updated_at: now}).where('id', '=', r.id).where('status', '=', 'pending').executeTakeFirst()
+      if (Number(res.numUpdatedRows) === 1) claimed.push(toSchedule(r))
+    }
+    return claimed
+  },
+  async finishRun(id: string, next: {status: 'pending' | 'done'; nextAt?: string}, now: string): Promise<void> {
+    await db
+      .updateTable('schedules')
+      .set({status: next.status, ...(next.nextAt && {next_at: next.nextAt}), updated_at: now})
+      .where('id', '=', id)
+      .execute()
+  },
+  async cancelSchedule(id: string, now: string): Promise<boolean> {
+    const res = await db.updateTable('schedules').set({status: 'cancelled', updated_at: now}).where('id', '=', id).where('status', 'in', ['pending', 'running']).executeTakeFirst()
+    return Number(res.numUpdatedRows) > 0
+  },
+})
+
+const toSchedule = (r: {id: string; project_id: string; agent_id: string; kind: string; every_ms: number | null; next_at: string; payload: string; status: string; created_by_kind: string; created_by_id: string; created_at: string; updated_at: string}): ScheduleRecord => ({
+  id: r.id,
+  projectId: r.project_id,
+  agentId: r.agent_id,
+  kind: r.kind as ScheduleRecord['kind'],
+  everyMs: r.every_ms === null ? null : Number(r.every_ms),
+  nextAt: r.next_at,
+  payload: JSON.parse(r.payload),
+  status: r.status as ScheduleRecord['status'],
+  createdBy: {kind: r.created_by_kind, id: r.created_by_id},
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+})
+
+export type MessagesRepo = ReturnType<typeof messagesRepo>
+
+/** Audit records: who did what to which target; never content. */
+export const auditRepo = (db: Kysely<Database>) => ({
+  async insert(a: {id: string; kind: string; actor: {kind: string; id: string}; projectId: string | null; target: string | null; details: Record<string, unknown>; at: string}): Promise<void> {
+    await db
+      .insertInto('audit_records')
+      .values({id: a.id, kind: a.kind, actor_kind: a.actor.kind, actor_id: a.actor.id, project_id: a.projectId, target: a.target, details: JSON.stringify(a.details), created_at: a.at})
+      .execute()
+  },
+  async list(kind?: string, limit = 100): Promise<Array<{id: string; kind: string; actor: {kind: string; id: string}; projectId: string | null; target: string | null; details: Record<string, unknown>; createdAt: string}>> {
+    let q = db.selectFrom('audit_records').selectAll()
+    if (kind) q = q.where('kind', '=', kind)
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id').limit(limit).execute()
+    return rows.map((r) => ({id: r.id, kind: r.kind, actor: {kind: r.actor_kind, id: r.actor_id}, projectId: r.project_id, target: r.target, details: JSON.parse(r.details), createdAt: r.created_at}))
+  },
+})
