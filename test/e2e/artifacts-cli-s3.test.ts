@@ -27,6 +27,8 @@ describe('svc artifact publish and get against a hosted Hub on S3-compatible sto
         SVC_SERVER_STORAGE_ACCESSKEYID: 'S3RVER',
         SVC_SERVER_STORAGE_SECRETACCESSKEY: 'S3RVER',
       }),
+      // The AWS SDK loads at start; on a busy machine that takes a while.
+      60_000,
     )
     env = cliEnv(home, {SVC_HUB_ENDPOINT: server.url})
     const r = await runCli(['project', 'register', 's3demo', '--no-remote', '--json'], {env})

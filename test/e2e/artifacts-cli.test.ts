@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {openStore} from '../../src/store/store.js'
 import {makeAgent, sha256} from '../helpers/artifacts.js'
-import {cliEnv, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
+import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
 
 describe('svc artifact publish and get against a workstation Hub', () => {
   const home = mkdtempSync(join(tmpdir(), 'svc-e2e-art-'))
@@ -15,7 +15,8 @@ describe('svc artifact publish and get against a workstation Hub', () => {
   const svc = (args: string[], extra: Record<string, string> = {}) => runCli(args, {env: {...env, ...extra}, cwd: work})
 
   beforeAll(async () => {
-    server = await startServerProcess([], cliEnv(home))
+    // Its own port for the co-located broker: other Hubs may be running beside this one.
+    server = await startServerProcess([], cliEnv(home, {SVC_SERVER_BROKER_PORT: String(await freePort())}))
     env = cliEnv(home, {SVC_HUB_ENDPOINT: server.url})
     const r = await svc(['project', 'register', 'demo', '--no-remote', '--json'])
     expect(r.code, r.stderr).toBe(0)
