@@ -89,6 +89,8 @@ async function main() {
   const port = await freePort()
   const env = {...process.env, HOME: home}
   for (const k of Object.keys(env)) if (k.startsWith('SVC_') || k === 'NODE_EXTRA_CA_CERTS') delete env[k]
+  // The co-located broker gets its own port, so the bench runs beside another Hub.
+  env.SVC_SERVER_BROKER_PORT = String(await freePort())
   // Larger files than the default limit only when BENCH_BYTES asks for them (memory check).
   if (SIZE > 32 * 1024 * 1024) env.SVC_ARTIFACTS_MAXFILEBYTES = String(SIZE)
   const hub = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'server', 'start', '--port', String(port)], {env, stdio: ['ignore', 'ignore', 'pipe']})
