@@ -13,6 +13,8 @@ import {CommandError, runCommand} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {newSessionArgs, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
 
+export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
+
 export interface LocalTmuxOptions {
   /** Directory for per-agent output logs (`<stateDir>/svc-<agentId>.log`); created when missing. */
   stateDir: string
@@ -68,7 +70,12 @@ export class LocalTmuxRuntime implements Runtime {
       workdir: spec.workdir,
       logFile,
     })
-    await this.tmuxChecked(args, `starting agent ${spec.agentId} in tmux`)
+    try {
+      await this.tmuxChecked(args, `starting agent ${spec.agentId} in tmux`)
+    } catch (e) {
+      await rm(logFile, {force: true})
+      throw e
+    }
     return handle
   }
 

@@ -100,8 +100,11 @@ export class ControlModeTerminal implements TerminalStream {
     )
     const [paneId, x, y, flag] = (info[0] ?? Buffer.alloc(0)).toString('utf8').trim().split(' ')
     this.paneId = paneId
-    const lines = screen.map((l) => l.toString('utf8'))
-    this.emit(renderScreen(lines, Number(x) || 0, Number(y) || 0, flag !== '0'))
+    // A pane taller than the viewer (its size is kept by another client) shows its bottom part,
+    // where the cursor usually is, rather than scrolling the viewer.
+    const drop = Math.max(0, screen.length - rows)
+    const lines = screen.slice(drop).map((l) => l.toString('utf8'))
+    this.emit(renderScreen(lines, Number(x) || 0, Math.max(0, (Number(y) || 0) - drop), flag !== '0'))
     this.live = true
   }
 
