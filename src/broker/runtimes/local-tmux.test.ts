@@ -19,6 +19,7 @@ beforeAll(async () => {
   env = {...process.env, TMUX_TMPDIR: dir, PATH: process.env.PATH}
   delete env.TMUX
   rt = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, pollMs: 50})
+  if (!(await rt.available())) throw new Error('these tests need tmux on PATH (Debian: apt-get install -y tmux)')
 })
 
 afterAll(async () => {
