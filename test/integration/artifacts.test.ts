@@ -177,7 +177,9 @@ describeEachDialect('artifacts over the API', (dialect) => {
     expect(toCarol.body.grants).toEqual([expect.objectContaining({kind: 'user', id: carol.id, grantedBy: `user:${alice.id}`})])
     expect((await get(carol.token, `/api/v1/artifacts/${id}/files/shared.txt`)).body.toString()).toBe('shared')
     expect((await get(dave.token, `/api/v1/artifacts/${id}`)).status).toBe(404)
-    const toD = await hub.request('POST', `/api/v1/artifacts/${id}/grants`, {token: alice.token, body: {projectId: 'delta'}})
+    // A slug names only a project the owner can see (slugs are guessable); an ID any project.
+    expect((await hub.request('POST', `/api/v1/artifacts/${id}/grants`, {token: alice.token, body: {projectId: 'delta'}})).status).toBe(404)
+    const toD = await hub.request('POST', `/api/v1/artifacts/${id}/grants`, {token: alice.token, body: {projectId: projectD}})
     expect(toD.body.grants.map((g: {kind: string; id: string}) => `${g.kind}:${g.id}`).sort()).toEqual([`project:${projectD}`, `user:${carol.id}`].sort())
     expect((await get(dave.token, `/api/v1/artifacts/${id}`)).status).toBe(200)
     const listed = await hub.request('GET', `/api/v1/artifacts/${id}/grants`, {token: alice.token})

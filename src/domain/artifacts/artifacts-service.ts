@@ -5,6 +5,7 @@ import {formatArtifactRef} from '../../api/artifact-ref.js'
 import type {BlobStore} from '../../blobs/index.js'
 import type {ArtifactRow, ArtifactVersionRow, GrantRow} from '../../store/repositories/artifacts.js'
 import type {CallContext} from '../authz/context.js'
+import {decideProject} from '../authz/decide.js'
 import type {ProjectRole} from '../authz/permissions.js'
 import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
@@ -321,7 +322,14 @@ export function createArtifactsService(deps: ArtifactsDeps) {
       await loadManageable(ctx, id, 'share')
       let grantee: Pick<GrantRow, 'granteeKind' | 'granteeId'>
       if (to.projectId) {
-        const project = (await store.projects.get(to.projectId)) ?? (await store.projects.getBySlug(to.projectId))
+        // By ID any project; by slug (guessable) only one the caller can see, so grants do not
+        // reveal which slugs exist.
+        let project = await store.projects.get(to.projectId)
+        if (!project) {
+          const bySlug = await store.projects.getBySlug(to.projectId)
+          const role = bySlug ? (await rolesOf(ctx, [bySlug.id]))[bySlug.id] ?? null : null
+          if (bySlug && decideProject(ctx, bySlug.id, role, 'project.read').allowed) project = bySlug
+        }
         if (!project) throw notFound('project')
         grantee = {granteeKind: 'project', granteeId: project.id}
       } else {

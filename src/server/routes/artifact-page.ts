@@ -14,10 +14,19 @@ export const PREVIEW_BYTES = 2 * 1024 * 1024
 const pageCsp = (nonce: string) =>
   `default-src 'none'; img-src 'self' data:; style-src 'nonce-${nonce}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
 
+/** Reads at most PREVIEW_BYTES (a blob larger than its record is cut, not buffered whole). */
 async function readText(stream: Readable): Promise<string> {
   const chunks: Buffer[] = []
-  for await (const c of stream as AsyncIterable<Buffer>) chunks.push(c)
-  return Buffer.concat(chunks).toString('utf8')
+  let n = 0
+  for await (const c of stream as AsyncIterable<Buffer>) {
+    chunks.push(c)
+    n += c.length
+    if (n >= PREVIEW_BYTES) {
+      stream.destroy()
+      break
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, PREVIEW_BYTES).toString('utf8')
 }
 
 const errorPage = (status: number, message: string) =>
