@@ -133,6 +133,23 @@ describe('the artifact page in a browser', () => {
     await page.close()
   })
 
+  it('shows the current version, or the one named by ?version=', async () => {
+    const a = await publish('changelog.txt', 'first\n')
+    const body = Buffer.from('second\n')
+    const v2 = await rawRequest('POST', `${base}/api/v1/artifacts/${a.artifact.id}/versions?name=changelog.txt`, {token: hub.devToken, body})
+    expect(v2.status).toBe(201)
+    const page = await context.newPage()
+    await page.goto(`${base}${pagePath(a)}`)
+    expect(await page.locator('#artifact-version').textContent()).toBe('2')
+    expect(await page.locator('pre.code .line').first().textContent()).toBe('second')
+    await page.goto(`${base}${pagePath(a)}?version=1`)
+    expect(await page.locator('#artifact-version').textContent()).toBe('1 (current: 2)')
+    expect(await page.locator('#artifact-ref').textContent()).toBe(`svc://artifact/${a.artifact.id}@1`)
+    expect(await page.locator('pre.code .line').first().textContent()).toBe('first')
+    expect((await page.goto(`${base}${pagePath(a)}?version=7`))?.status()).toBe(404)
+    await page.close()
+  })
+
   it('is authenticated like the API: the svc_session cookie works; no credential is a 401 page; non-readers get 404', async () => {
     const a = await publish('private.txt', 'private\n')
     const anon = await browser.newContext()
