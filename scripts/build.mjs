@@ -4,7 +4,7 @@
 // another build runs (several people and test runs share one tree) never finds dist/ half
 // written or missing. Then oclif.manifest.json is regenerated from the new bundle.
 import {build} from 'esbuild'
-import {existsSync, renameSync, rmSync} from 'node:fs'
+import {existsSync, linkSync, renameSync, rmSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 
 const dist = fileURLToPath(new URL('../dist', import.meta.url))
@@ -43,6 +43,12 @@ try {
     logLevel: 'warning',
     chunkNames: 'chunks/[name]-[hash]',
   })
+  // dist/svc (the single executable, `npm run build:binary`) is not built here: carry it over.
+  try {
+    linkSync(`${dist}/svc`, `${fresh}/svc`)
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err
+  }
   swapIn()
 } finally {
   rmSync(fresh, {recursive: true, force: true})

@@ -1,6 +1,7 @@
 import {flush, run} from '@oclif/core'
 import {AppError} from '../api/app-error.js'
 import {COMMANDS} from './commands.js'
+import {embeddedOclifOptions} from './embedded-config.js'
 import {exitCodeOf} from './exit-codes.js'
 import {toAppError} from './base-command.js'
 
@@ -9,7 +10,8 @@ export {COMMANDS}
 /** Runs the CLI. Errors outside a command (an unknown command) use the same envelope and codes. */
 export async function main(argv: string[]): Promise<void> {
   try {
-    await run(argv, import.meta.url)
+    // The single executable carries package.json data and the command table in memory.
+    await run(argv, (await embeddedOclifOptions()) ?? import.meta.url)
     await flush()
   } catch (err) {
     const e = (err as {oclif?: {exit?: number}})?.oclif?.exit === 0 ? null : err

