@@ -63,8 +63,9 @@ export interface RunningServer {
 }
 
 /** Spawns `svc server start` and waits until /healthz answers. */
-export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<RunningServer> {
-  const port = await freePort()
+export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000, opts: {port?: number} = {}): Promise<RunningServer> {
+  // A given port lets a test restart a Hub where its brokers and agents expect it.
+  const port = opts.port ?? (await freePort())
   const child = spawn(process.execPath, [BIN, 'server', 'start', '--port', String(port), ...args], {env, stdio: ['ignore', 'pipe', 'pipe']})
   let err = ''
   child.stderr!.on('data', (d) => (err += d))
