@@ -118,9 +118,12 @@ describe('local tmux runtime (real tmux)', () => {
   it('logs hold the output so far and follow new output', async () => {
     const h = await rt.start(spec({command: ['/bin/bash', '--noprofile', '--norc', '-c', 'echo first-line; exec /bin/bash --noprofile --norc -i']}))
     await screenHas(h, 'first-line')
-    let past = ''
-    for await (const c of rt.logs(h, {follow: false})) past += c.toString('utf8')
-    expect(past).toContain('first-line')
+    // pipe-pane's `cat` writes the log a moment after the screen shows the output.
+    await waitFor('the output in the log', async () => {
+      let past = ''
+      for await (const c of rt.logs(h, {follow: false})) past += c.toString('utf8')
+      return past.includes('first-line')
+    })
 
     const ac = new AbortController()
     let followed = ''

@@ -30,6 +30,7 @@ export interface LocalTmuxOptions {
 }
 
 const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
+const SERVER_GONE = /server exited unexpectedly|lost server|server exited/i
 
 export class LocalTmuxRuntime implements Runtime {
   readonly type = 'local' as const
@@ -70,13 +71,18 @@ export class LocalTmuxRuntime implements Runtime {
       workdir: spec.workdir,
       logFile,
     })
-    try {
-      await this.tmuxChecked(args, `starting agent ${spec.agentId} in tmux`)
-    } catch (e) {
+    for (let attempt = 1; ; attempt++) {
+      const r = await this.run(args)
+      if (r.code === 0) return handle
+      // A tmux server whose last session just ended is shutting down and drops new clients
+      // ("server exited unexpectedly"); a moment later a fresh server starts cleanly.
+      if (attempt < 4 && SERVER_GONE.test(r.stderr) && !(await this.sessionExists(session))) {
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+        continue
+      }
       await rm(logFile, {force: true})
-      throw e
+      throw new CommandError(`starting agent ${spec.agentId} in tmux failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
     }
-    return handle
   }
 
   async stop(handle: RuntimeHandle): Promise<void> {
