@@ -112,6 +112,9 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     }
     await services.users.promoteConfiguredAdmins()
     const app = await buildApp({services, logger, tunnels})
+    // Scheduled and recurring messages: claimed atomically, so replicas never fire one twice.
+    const scheduler = setInterval(() => void services.messages.runDue().catch((err) => logger.warn({err}, 'scheduled messages failed')), 1000)
+    scheduler.unref()
     const hub: Hub = {
       app,
       store,
@@ -123,6 +126,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       env,
       colocated: null,
       close: async () => {
+        clearInterval(scheduler)
         await hub.colocated?.stop()
         tunnels.closeAll()
         await app.close()

@@ -47,6 +47,19 @@ export const ERROR_CODES = {
   // Settings
   yaml_alias_on_edited_path: {status: 422, description: 'A settings save would edit a key whose path in the settings file uses a YAML anchor, alias or merge key; nothing was written (edit the file by hand).'},
 
+  // Messages and keys
+  raw_input_removed: {status: 422, description: 'A message carried a `raw` field (any capitalisation, any value); raw input was removed. `details`: `operation_id`, `ingress`, `replacement` (the keys route to use).'},
+  message_mode_closed: {status: 409, description: 'The agent\'s message mode is closed: it accepts no messages (keys still work).'},
+  unknown_sender: {status: 422, description: 'Broker ingress: the message\'s sender is not a user or agent of the target\'s project.'},
+  invalid_topic: {status: 422, description: 'Broker ingress: the topic is not `agent.<agentId>` or `project.<projectId>`.'},
+  cross_project_keys_unsupported: {status: 422, description: 'An agent sent keys to an agent of another project.'},
+  keys_denied: {status: 403, description: 'The caller may not send keys to this agent (keys are authorized like attach, not by message permission).'},
+  agent_not_running: {status: 409, description: 'The agent is stopped or suspended; keys never wake, start or queue an agent.'},
+  terminal_not_ready: {status: 409, description: 'The agent runs but its terminal is not ready for input.'},
+  keys_unavailable: {status: 503, description: 'The keys could not be dispatched (the agent\'s broker is not connected); nothing was sent, so they may be sent again.'},
+  keys_outcome_unknown: {status: 502, description: 'The keys may have arrived (the broker failed, dropped or timed out after the send; 504 on a timeout); check before sending again.'},
+  keys_unsupported: {status: 422, description: 'The agent\'s runtime broker is older and has no keys operation; upgrade it.'},
+
   // CLI-side codes (never sent by the Hub)
   hub_unreachable: {status: 0, description: 'CLI: no Hub answered at the endpoint (exit code 3).'},
   hub_unsupported: {status: 0, description: 'CLI: the Hub does not offer this operation (exit code 3).'},

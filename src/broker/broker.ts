@@ -170,7 +170,11 @@ export class Broker {
         const a = this.agent(params.agentId)
         if (!(await this.opts.runtime.terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
         if (params.interruptKey) await this.opts.runtime.sendKeys(a.handle, {key: String(params.interruptKey)})
-        await this.opts.runtime.paste(a.handle, String(params.text ?? ''), {noEnter: params.noEnter === true})
+        if (params.plain === true) {
+          // Typed as keystrokes, for programs that do not understand bracketed paste.
+          await this.opts.runtime.sendKeys(a.handle, {literal: String(params.text ?? '')})
+          if (params.noEnter !== true) await this.opts.runtime.sendKeys(a.handle, {key: 'Enter'})
+        } else await this.opts.runtime.paste(a.handle, String(params.text ?? ''), {noEnter: params.noEnter === true})
         return {delivered: true}
       }
       default:

@@ -3,6 +3,8 @@ import Fastify, {LogController, type FastifyInstance, type FastifyRequest} from 
 import type {Logger} from 'pino'
 import {AppError} from '../api/app-error.js'
 import {NonceCache, SIGNATURE_HEADERS, verifySignature} from '../api/broker-signing.js'
+import {carriesRaw, INGRESS, logRawRefusal, rawRefusal} from '../api/raw-input.js'
+import {parseMessageBody} from '../domain/messages/message-body.js'
 import {installErrorHandling} from '../server/plugins/errors.js'
 import type {Broker} from './broker.js'
 
@@ -18,12 +20,13 @@ export async function buildLocalApi(broker: Broker, logger: Logger): Promise<Fas
   await app.register(websocket)
   const nonces = new NonceCache()
   let raw = ''
+  // Lenient: a body that is not JSON arrives as undefined, so a raw field in it is still refused.
   app.addContentTypeParser('application/json', {parseAs: 'string'}, (_req, body, done) => {
     raw = body as string
     try {
-      done(null, JSON.parse(body as string))
+      done(null, body === '' ? undefined : JSON.parse(body as string))
     } catch {
-      done(new AppError('invalid_request', 'the request body is not valid JSON'), undefined)
+      done(null, undefined)
     }
   })
   const verify = async (request: FastifyRequest) => {
@@ -34,7 +37,24 @@ export async function buildLocalApi(broker: Broker, logger: Logger): Promise<Fas
 
   app.get('/healthz', async () => ({status: 'ok', brokerId: broker.opts.brokerId, hubConnected: broker.connected, agents: broker.registry.all().length}))
 
-  app.post('/api/v1/agents', {preHandler: verify}, async (request, reply) => reply.code(201).send(await broker.request('agent.start', request.body as Record<string, unknown>)))
+  app.post('/api/v1/agents', {preHandler: verify}, async (request, reply) => {
+    if (request.body === undefined) throw new AppError('invalid_request', 'the request body is not valid JSON')
+    return reply.code(201).send(await broker.request('agent.start', request.body as Record<string, unknown>))
+  })
+
+  // Hub-to-broker message delivery for callers holding the broker's secret; raw input refused first.
+  app.post('/api/v1/agents/:id/message', {preHandler: verify}, async (request, reply) => {
+    if (carriesRaw(request.body, raw)) {
+      const err = rawRefusal(INGRESS.runtimeBrokerMessage)
+      logRawRefusal(logger, err)
+      throw err
+    }
+    if (request.body === undefined) throw new AppError('invalid_request', 'the request body is not valid JSON')
+    const body = parseMessageBody(request.body)
+    const {id} = request.params as {id: string}
+    await broker.request('agent.message', {agentId: id, text: body.text, plain: body.plain, interruptKey: body.interrupt ? 'C-c' : undefined})
+    return reply.code(202).send({delivered: true})
+  })
 
   app.get('/api/v1/agents/:id/attach', {websocket: true, preHandler: verify}, (socket, request) => {
     const {id} = request.params as {id: string}

@@ -24,6 +24,8 @@ import ConfigSet from '../../commands/config/set.js'
 import ConfigUnset from '../../commands/config/unset.js'
 import ConfigValidate from '../../commands/config/validate.js'
 import Help from '../../commands/help.js'
+import Keys from '../../commands/keys.js'
+import Message from '../../commands/message.js'
 import ProjectDelete from '../../commands/project/delete.js'
 import ProjectGet from '../../commands/project/get.js'
 import ProjectList from '../../commands/project/list.js'
@@ -66,6 +68,8 @@ export const COMMANDS = {
   'config:unset': ConfigUnset,
   'config:validate': ConfigValidate,
   help: Help,
+  keys: Keys,
+  message: Message,
   'project:delete': ProjectDelete,
   'project:get': ProjectGet,
   'project:list': ProjectList,

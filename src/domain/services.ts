@@ -12,6 +12,8 @@ import {createStatusWriter} from './agents/status-writer.js'
 import {createBrokersService, type BrokersService} from './brokers/brokers-service.js'
 import type {BrokerGateway} from './brokers/gateway.js'
 import {createTemplatesService, type TemplatesService} from './templates/templates-service.js'
+import {createKeysService, type KeysService} from './keys/keys-service.js'
+import {createMessagesService, type MessagesService} from './messages/messages-service.js'
 import {createProjectsService, type ProjectsService} from './projects/projects-service.js'
 import {createUsersService, type UsersService} from './users/users-service.js'
 
@@ -28,6 +30,8 @@ export interface Services {
   agents: AgentsService
   agentTokens: AgentTokens
   templates: TemplatesService
+  messages: MessagesService
+  keys: KeysService
   /** Names the Hub's own co-located broker once it has an identity. */
   setColocatedBroker(id: string | null): void
   ping: () => Promise<void>
@@ -59,6 +63,8 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     agents,
     agentTokens,
     templates: createTemplatesService(deps, access),
+    messages: createMessagesService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings}),
+    keys: createKeysService(deps, {access, gateway: opts.gateway}),
     setColocatedBroker: (id) => (colocatedBrokerId = id),
     close: () => status.close(),
     accessTokens: createAccessTokens(deps),

@@ -11,6 +11,8 @@ import {agentRoutes} from './routes/agents.js'
 import {authRoutes} from './routes/auth.js'
 import {brokerRoutes} from './routes/brokers.js'
 import {templateRoutes} from './routes/templates.js'
+import {keysRoutes} from './routes/keys.js'
+import {messageRoutes} from './routes/messages.js'
 import type {TunnelRegistry} from './tunnel/tunnel-registry.js'
 import {healthRoutes} from './routes/health.js'
 import {oidcRoutes} from './routes/oidc.js'
@@ -73,6 +75,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   brokerRoutes(app, {brokers: services.brokers, agents: services.agents, tunnels: deps.tunnels})
   agentRoutes(app, services.agents)
   templateRoutes(app, services.templates)
+  await messageRoutes(app, services.messages)
+  keysRoutes(app, services.keys)
   for (const extra of services.routePlugins) await extra(app)
   return app
 }

@@ -46,6 +46,7 @@ export function installErrorHandling(app: FastifyInstance) {
     return sendError(reply, request, new AppError('internal_error', 'internal error; the Hub logged it under this request ID'))
   })
   app.setNotFoundHandler((request, reply) => {
-    sendError(reply, request, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`))
+    // details.reason lets a client tell "this Hub has no such route" (older Hub) from "no such resource".
+    sendError(reply, request, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`, {reason: 'no_route'}))
   })
 }

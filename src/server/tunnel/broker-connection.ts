@@ -56,7 +56,7 @@ export class BrokerConnection {
   }
 
   private send(msg: TunnelMessage) {
-    if (!this.open) throw new AppError('broker_unavailable', `broker ${this.brokerId} is not connected`)
+    if (!this.open) throw new AppError('broker_unavailable', `broker ${this.brokerId} is not connected`, {sent: false})
     this.ws.send(JSON.stringify(msg))
   }
 
@@ -160,7 +160,8 @@ export class BrokerConnection {
     clearInterval(this.pinger)
     for (const [id, p] of this.pending) {
       clearTimeout(p.timer)
-      p.reject(new AppError('broker_unavailable', `broker ${this.brokerId} disconnected`))
+      // The request was sent: whether the broker acted on it is unknown.
+      p.reject(new AppError('broker_unavailable', `broker ${this.brokerId} disconnected`, {sent: true}))
       this.pending.delete(id)
     }
     for (const [sid, s] of this.streams) {

@@ -30,7 +30,7 @@ export class TunnelRegistry implements BrokerGateway {
 
   private conn(brokerId: string): BrokerConnection {
     const c = this.conns.get(brokerId)
-    if (!c || !c.open) throw new AppError('broker_unavailable', `broker ${brokerId} is not connected`)
+    if (!c || !c.open) throw new AppError('broker_unavailable', `broker ${brokerId} is not connected`, {sent: false})
     return c
   }
 
