@@ -10,7 +10,7 @@ const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8B
 const REMOTE_HOST = 'images.remote.example'
 
 /** The artifact page in real headless Chromium (Debian's, driven by playwright-core). */
-describe('the artifact page in a browser', () => {
+describe('the artifact page in a browser', {timeout: 120_000}, () => {
   let hub: TestHub
   let base: string
   let project: string

@@ -6,7 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {sha256} from '../helpers/artifacts.js'
 import {cliEnv, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
 
-describe('svc artifact publish and get against a hosted Hub on S3-compatible storage', () => {
+describe('svc artifact publish and get against a hosted Hub on S3-compatible storage', {timeout: 120_000}, () => {
   const home = mkdtempSync(join(tmpdir(), 'svc-e2e-s3-'))
   const work = mkdtempSync(join(tmpdir(), 'svc-e2e-s3-work-'))
   const s3dir = mkdtempSync(join(tmpdir(), 'svc-e2e-s3rver-'))
@@ -31,7 +31,7 @@ describe('svc artifact publish and get against a hosted Hub on S3-compatible sto
       60_000,
     )
     env = cliEnv(home, {SVC_HUB_ENDPOINT: server.url})
-    const r = await runCli(['project', 'register', 's3demo', '--no-remote', '--json'], {env})
+    const r = await runCli(['project', 'register', 's3demo', '--no-remote', '--json'], {env, timeoutMs: 60_000})
     expect(r.code, r.stderr).toBe(0)
   })
   afterAll(async () => {
@@ -44,11 +44,11 @@ describe('svc artifact publish and get against a hosted Hub on S3-compatible sto
     const body = Buffer.alloc(5 * 1024 * 1024 + 3, 7)
     const file = join(work, 'blob.bin')
     writeFileSync(file, body)
-    const pub = await runCli(['artifact', 'publish', file, '--project', 's3demo', '--json'], {env})
+    const pub = await runCli(['artifact', 'publish', file, '--project', 's3demo', '--json'], {env, timeoutMs: 60_000})
     expect(pub.code, pub.stdout + pub.stderr).toBe(0)
     expect(pub.json.version.manifest[0]).toMatchObject({size: body.length, sha256: sha256(body), mediaType: 'application/octet-stream'})
     const out = join(work, 'copy.bin')
-    const got = await runCli(['artifact', 'get', pub.json.version.ref, '-o', out, '--json'], {env})
+    const got = await runCli(['artifact', 'get', pub.json.version.ref, '-o', out, '--json'], {env, timeoutMs: 60_000})
     expect(got.code, got.stdout + got.stderr).toBe(0)
     expect(sha256(readFileSync(out))).toBe(sha256(body))
   })

@@ -6,17 +6,18 @@ import {openStore} from '../../src/store/store.js'
 import {makeAgent, sha256} from '../helpers/artifacts.js'
 import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
 
-describe('svc artifact publish and get against a workstation Hub', () => {
+describe('svc artifact publish and get against a workstation Hub', {timeout: 120_000}, () => {
   const home = mkdtempSync(join(tmpdir(), 'svc-e2e-art-'))
   const work = mkdtempSync(join(tmpdir(), 'svc-e2e-art-work-'))
   let server: RunningServer
   let env: NodeJS.ProcessEnv
   let projectId: string
-  const svc = (args: string[], extra: Record<string, string> = {}) => runCli(args, {env: {...env, ...extra}, cwd: work})
+  // Generous timeouts: the machine running the suite may be busy.
+  const svc = (args: string[], extra: Record<string, string> = {}) => runCli(args, {env: {...env, ...extra}, cwd: work, timeoutMs: 60_000})
 
   beforeAll(async () => {
     // Its own port for the co-located broker: other Hubs may be running beside this one.
-    server = await startServerProcess([], cliEnv(home, {SVC_SERVER_BROKER_PORT: String(await freePort())}))
+    server = await startServerProcess([], cliEnv(home, {SVC_SERVER_BROKER_PORT: String(await freePort())}), 60_000)
     env = cliEnv(home, {SVC_HUB_ENDPOINT: server.url})
     const r = await svc(['project', 'register', 'demo', '--no-remote', '--json'])
     expect(r.code, r.stderr).toBe(0)
