@@ -130,7 +130,7 @@ describeEachDialect('artifacts on S3-compatible storage', (dialect) => {
       req.write(Buffer.alloc(1024 * 1024, 3), () => setTimeout(() => req.destroy(), 200))
     })
     let now = await objects()
-    for (let i = 0; i < 40 && now.length !== before.length; i++) {
+    for (let i = 0; i < 150 && now.length !== before.length; i++) {
       await new Promise((r) => setTimeout(r, 100))
       now = await objects()
     }

@@ -295,7 +295,7 @@ describeEachDialect('artifacts over the API', (dialect) => {
     })
     expect(seen).toEqual([])
     // Let the Hub notice the disconnect and clean up.
-    for (let i = 0; i < 50 && storedFiles(storage).length !== before.length; i++) await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 200 && storedFiles(storage).length !== before.length; i++) await new Promise((r) => setTimeout(r, 50))
     expect(storedFiles(storage)).toEqual(before)
     expect(readdirSync(join(storage, '.tmp'))).toEqual([])
     expect(await hub.store.artifacts.countByProject(projectA)).toBe(rowsBefore)
