@@ -129,6 +129,7 @@ describeEachDialect('artifacts on S3-compatible storage', (dialect) => {
       req.on('response', () => resolve())
       req.write(Buffer.alloc(1024 * 1024, 3), () => setTimeout(() => req.destroy(), 200))
     })
+    await new Promise((r) => setTimeout(r, 300))
     let now = await objects()
     for (let i = 0; i < 150 && now.length !== before.length; i++) {
       await new Promise((r) => setTimeout(r, 100))

@@ -295,6 +295,7 @@ describeEachDialect('artifacts over the API', (dialect) => {
     })
     expect(seen).toEqual([])
     // Let the Hub notice the disconnect and clean up.
+    await new Promise((r) => setTimeout(r, 300))
     for (let i = 0; i < 200 && storedFiles(storage).length !== before.length; i++) await new Promise((r) => setTimeout(r, 50))
     expect(storedFiles(storage)).toEqual(before)
     expect(readdirSync(join(storage, '.tmp'))).toEqual([])
