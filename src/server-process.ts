@@ -12,6 +12,10 @@ import {createHub, listenHub, type Hub} from './main.js'
 export async function startServer(bootstrap: Bootstrap): Promise<{url: string; stopped: Promise<void>}> {
   const logger = pino({level: bootstrap.logLevel, base: {svc: 'hub'}}, pino.destination(2))
   let hub: Hub | null = null
+  // True once listenHub returned: closing the Hub while it still starts (e.g. while the
+  // co-located broker connects) left listenHub awaiting a promise nothing would settle, and
+  // the process exited 13 (unsettled top-level await) instead of 0.
+  let started = false
   let signalled: string | null = null
   let resolveStopped: () => void = () => {}
   const stopped = new Promise<void>((r) => (resolveStopped = r))
@@ -35,7 +39,7 @@ export async function startServer(bootstrap: Bootstrap): Promise<{url: string; s
     }
     signalled = signal
     // During start-up the shutdown runs once start-up has finished (see below).
-    if (hub) void shutdown()
+    if (started) void shutdown()
   }
   process.on('SIGINT', () => onSignal('SIGINT'))
   process.on('SIGTERM', () => onSignal('SIGTERM'))
@@ -51,6 +55,7 @@ export async function startServer(bootstrap: Bootstrap): Promise<{url: string; s
     if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new AppError('conflict', `cannot bind ${bootstrap.values['server.hub.host']}:${bootstrap.values['server.hub.port']}: ${code}`)
     throw err
   }
+  started = true
   if (signalled) void shutdown()
   return {url, stopped}
 }
