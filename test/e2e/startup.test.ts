@@ -108,6 +108,25 @@ describe('svc server start --json', () => {
   })
 })
 
+describe('a signal during start-up', () => {
+  it('shuts the Hub down cleanly once start-up has finished: exit 0', async () => {
+    const child = spawn(process.execPath, [BIN, 'server', 'start', '--port', String(await freePort())], {env: cliEnv(homeWith()), stdio: ['ignore', 'pipe', 'pipe']})
+    let stderr = ''
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    child.stdout.on('data', () => {})
+    await new Promise<void>((resolve) => {
+      child.stderr.on('data', (d) => {
+        stderr += d
+        // Migrations are done, listening and the co-located broker are still to come.
+        if (stderr.includes('database migrated')) resolve()
+      })
+    })
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(stderr).toContain('stopped')
+  })
+})
+
 const pgOk = await pgAvailable()
 
 describe.skipIf(!pgOk)(`two hosted Hubs on one empty PostgreSQL database${pgOk ? '' : ' (SKIPPED: no PostgreSQL)'}`, () => {
