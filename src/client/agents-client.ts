@@ -1,25 +1,7 @@
+import type {AgentDto} from '../api/dto.js'
 import type {HubClient} from './hub-client.js'
 
-export interface Agent {
-  id: string
-  name: string
-  slug: string
-  projectId: string
-  brokerId: string | null
-  phase: string
-  activity: string | null
-  detail: string
-  harnessConfig: string
-  template: string | null
-  task: string | null
-  role: string
-  runtime: string | null
-  error: string | null
-  createdBy: {kind: string; id: string}
-  createdAt: string
-  updatedAt: string
-  lastHeartbeatAt: string | null
-}
+export type Agent = AgentDto
 
 export interface BrokerInfo {
   id: string

@@ -1,3 +1,4 @@
+import type {AccessTokenDto, ProjectDto} from '../api/dto.js'
 import {requestJson, type RequestOptions} from './http.js'
 import {downloadToFile, uploadFile, type Progress} from './transfer.js'
 
@@ -113,27 +114,6 @@ export interface ArtifactResult {
   url: string
 }
 
-export interface Project {
-  id: string
-  name: string
-  slug: string
-  gitRemote: string | null
-  description: string
-  createdBy: string
-  createdAt: string
-  updatedAt: string
-  role: string | null
-}
+export type Project = ProjectDto
 
-export interface AccessTokenView {
-  id: string
-  name: string
-  projectId: string
-  permissions: string[]
-  prefix: string
-  createdAt: string
-  expiresAt: string | null
-  lastUsedAt: string | null
-  revokedAt: string | null
-  status: string
-}
+export type AccessTokenView = AccessTokenDto

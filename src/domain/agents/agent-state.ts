@@ -1,3 +1,4 @@
+import type {AgentDto} from '../../api/dto.js'
 import type {AgentRecord} from '../../store/repositories/agents.js'
 import type {StatusPatch} from './status-writer.js'
 
@@ -7,26 +8,8 @@ export const ACTIVITIES = ['idle', 'thinking', 'executing', 'waiting_for_input',
 /** No heartbeat for this long makes a running agent's activity `offline`. */
 export const HEARTBEAT_TIMEOUT_MS = 90_000
 
-export interface AgentView {
-  id: string
-  name: string
-  slug: string
-  projectId: string
-  brokerId: string | null
-  phase: string
-  activity: string | null
-  detail: string
-  harnessConfig: string
-  template: string | null
-  task: string | null
-  role: string
-  runtime: string | null
-  error: string | null
-  createdBy: {kind: 'user' | 'agent'; id: string}
-  createdAt: string
-  updatedAt: string
-  lastHeartbeatAt: string | null
-}
+/** What callers see of an agent (the wire shape). */
+export type AgentView = AgentDto
 
 /**
  * The layered state a caller sees: the stored record with any status report still pending

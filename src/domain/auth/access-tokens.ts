@@ -1,4 +1,5 @@
 import {AppError, notFound} from '../../api/app-error.js'
+import type {AccessTokenDto} from '../../api/dto.js'
 import type {AccessToken} from '../../store/repositories/credentials.js'
 import type {CallContext} from '../authz/context.js'
 import {isPermission} from '../authz/permissions.js'
@@ -16,7 +17,7 @@ export interface CreateTokenInput {
   expiresAt?: string
 }
 
-export type TokenView = Omit<AccessToken, 'userId'> & {status: 'active' | 'expired' | 'revoked'}
+export type TokenView = AccessTokenDto
 
 /** User access tokens: bounded to one project and a set of permissions, stored hashed, expiring. */
 export function createAccessTokens(deps: Deps) {

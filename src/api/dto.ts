@@ -1,0 +1,50 @@
+/**
+ * Shapes of resources on the wire, shared by the Hub (which builds them) and the client (which
+ * reads them). One definition each, so the two cannot drift apart.
+ */
+export interface AgentDto {
+  id: string
+  name: string
+  slug: string
+  projectId: string
+  brokerId: string | null
+  phase: string
+  activity: string | null
+  detail: string
+  harnessConfig: string
+  template: string | null
+  task: string | null
+  role: string
+  runtime: string | null
+  error: string | null
+  createdBy: {kind: 'user' | 'agent'; id: string}
+  createdAt: string
+  updatedAt: string
+  lastHeartbeatAt: string | null
+}
+
+export interface ProjectDto {
+  id: string
+  name: string
+  slug: string
+  gitRemote: string | null
+  description: string
+  createdBy: string
+  createdAt: string
+  updatedAt: string
+  /** The caller's membership role; null for a system admin who is not a member. */
+  role: string | null
+}
+
+export interface AccessTokenDto {
+  id: string
+  name: string
+  projectId: string
+  permissions: string[]
+  prefix: string
+  createdAt: string
+  expiresAt: string | null
+  lastUsedAt: string | null
+  revokedAt: string | null
+  status: 'active' | 'expired' | 'revoked'
+}
