@@ -110,6 +110,19 @@ describe('local tmux runtime (real tmux)', () => {
     await rt.stop(h)
   })
 
+  it('a socket name keeps agents on their own tmux server', async () => {
+    const own = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, socketName: 'svc-agents'})
+    try {
+      const h = await own.start(spec())
+      expect(await own.isRunning(h)).toBe(true)
+      expect(await rt.isRunning(h)).toBe(false)
+      expect((await runCommand('tmux', ['-L', 'svc-agents', 'has-session', '-t', `=${h.ref}`], {env})).code).toBe(0)
+      await own.stop(h)
+    } finally {
+      await runCommand('tmux', ['-L', 'svc-agents', 'kill-server'], {env})
+    }
+  })
+
   it('refuses agent IDs that are not plain tokens', async () => {
     await expect(rt.start(spec({agentId: 'x; kill-server'}))).rejects.toThrow(/cannot name a session/)
     await expect(rt.isRunning({runtime: 'local', ref: 'svc-x:0'})).rejects.toThrow(/not a session name/)

@@ -27,6 +27,11 @@ export interface LocalTmuxOptions {
   rows?: number
   /** Poll interval of followed logs. */
   pollMs?: number
+  /**
+   * tmux socket name (`-L`), to keep agents off the user's own tmux server; default the default
+   * socket, so `tmux attach -t svc-<agentId>` works by hand. Either way under TMUX_TMPDIR.
+   */
+  socketName?: string
 }
 
 const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
@@ -36,9 +41,12 @@ export class LocalTmuxRuntime implements Runtime {
   readonly type = 'local' as const
   private readonly tmux: string
   private readonly env: NodeJS.ProcessEnv
+  /** Arguments before every tmux command (the socket). */
+  private readonly base: string[]
 
   constructor(private readonly opts: LocalTmuxOptions) {
     this.tmux = opts.tmux ?? 'tmux'
+    this.base = opts.socketName ? ['-L', opts.socketName] : []
     const env = {...(opts.env ?? process.env)}
     // Inside a tmux session $TMUX names that server's socket and would override TMUX_TMPDIR:
     // every call here must reach the same server, chosen by TMUX_TMPDIR alone.
@@ -136,7 +144,7 @@ export class LocalTmuxRuntime implements Runtime {
     const session = this.ref(handle)
     if (!(await this.sessionExists(session))) throw new Error(`cannot attach: tmux session ${session} does not exist`)
     const env = {...this.env, TERM: this.env.TERM || 'xterm-256color'}
-    const child = spawn(this.tmux, ['-C', 'attach-session', '-t', `=${session}`], {env, stdio: ['pipe', 'pipe', 'pipe']})
+    const child = spawn(this.tmux, [...this.base, '-C', 'attach-session', '-t', `=${session}`], {env, stdio: ['pipe', 'pipe', 'pipe']})
     const term = new ControlModeTerminal(childChannel(child), paneTarget(session))
     try {
       await term.start(opts.cols, opts.rows)
@@ -175,7 +183,7 @@ export class LocalTmuxRuntime implements Runtime {
   }
 
   private run(args: string[], input?: Buffer) {
-    return runCommand(this.tmux, args, {env: this.env, input, timeoutMs: 15_000})
+    return runCommand(this.tmux, [...this.base, ...args], {env: this.env, input, timeoutMs: 15_000})
   }
 
   private async tmuxChecked(args: string[], what: string): Promise<void> {
