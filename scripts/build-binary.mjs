@@ -75,7 +75,9 @@ const builtinImportPlugin = {
  * and SEA's `require` warns on every non-built-in it is asked for. Each becomes a module that
  * throws MODULE_NOT_FOUND, which is what those packages expect when the add-on is absent.
  */
-const ABSENT_OPTIONAL = ['bufferutil', 'utf-8-validate', 'pg-native']
+// typescript: oclif's tsconfig reader requires it only for a ts-node/tsx development setup,
+// which the executable never is; bundled it would be 6 MB of the main script.
+const ABSENT_OPTIONAL = ['bufferutil', 'utf-8-validate', 'pg-native', 'typescript']
 const absentOptionalPlugin = {
   name: 'svc-absent-optional',
   setup(b) {
@@ -85,6 +87,46 @@ const absentOptionalPlugin = {
       contents: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${args.path}' (not in the svc executable)`)}), {code: 'MODULE_NOT_FOUND'})`,
       loader: 'js',
     }))
+  },
+}
+
+/**
+ * The executable's command registry is src/cli/commands.ts made lazy. In the dev build that file
+ * imports every command class statically, and in one CommonJS bundle that would evaluate every
+ * command and its imports (tmux runtimes, transfer code, prompts...) at every start. Here it is
+ * rewritten at build time into the same COMMANDS object whose properties are getters that
+ * `require` the command module on first use; esbuild keeps such a module lazily evaluated. The
+ * rewrite reads the registry's own two regular parts (`import X from '...'` lines and
+ * `'id': X,` entries), so there is still one list to maintain; buildLazyRegistry() fails the
+ * build when it cannot account for every entry, and the ids are checked against the real
+ * COMMANDS of the dev build below.
+ */
+function buildLazyRegistry(text) {
+  const imports = new Map([...text.matchAll(/^import (\w+) from '([^']+)'$/gm)].map((m) => [m[1], m[2]]))
+  const body = /export const COMMANDS = \{([\s\S]*?)\n\}/.exec(text)?.[1]
+  if (!body) throw new Error('build:binary: no `export const COMMANDS = {...}` in src/cli/commands.ts')
+  const entries = [...body.matchAll(/^\s*(?:'([^']+)'|([\w]+)): (\w+),?$/gm)].map((m) => ({id: m[1] ?? m[2], ident: m[3]}))
+  const lines = body.split('\n').filter((l) => l.trim() && !l.trim().startsWith('//'))
+  if (entries.length !== lines.length) throw new Error(`build:binary: could not read every COMMANDS entry of src/cli/commands.ts (${entries.length} of ${lines.length} lines)`)
+  const out = ['const COMMANDS = {}']
+  for (const {id, ident} of entries) {
+    const from = imports.get(ident)
+    if (!from) throw new Error(`build:binary: COMMANDS entry ${id} names ${ident}, which src/cli/commands.ts does not import`)
+    out.push(`Object.defineProperty(COMMANDS, ${JSON.stringify(id)}, {enumerable: true, get: () => require(${JSON.stringify(from)}).default})`)
+  }
+  out.push('export {COMMANDS}')
+  return {contents: out.join('\n') + '\n', ids: entries.map((e) => e.id)}
+}
+
+let lazyIds = null
+const lazyRegistryPlugin = {
+  name: 'svc-lazy-registry',
+  setup(b) {
+    b.onLoad({filter: /[\\/]src[\\/]cli[\\/]commands\.ts$/}, (args) => {
+      const {contents, ids} = buildLazyRegistry(readFileSync(args.path, 'utf8'))
+      lazyIds = ids
+      return {contents, loader: 'ts', resolveDir: join(args.path, '..')}
+    })
   },
 }
 
@@ -102,6 +144,12 @@ const patchPlugin = {
   },
 }
 
+// The command table as oclif computes it from the dev build's COMMANDS (dist/cli.js, which
+// `npm run build:binary` builds first): embedded so the executable need not load every command
+// class to list them.
+const {manifestText} = await import('./manifest.mjs')
+const manifest = JSON.parse(await manifestText())
+
 const work = mkdtempSync(join(tmpdir(), 'svc-binary-'))
 try {
   const pjson = {name: pkg.name, version: pkg.version, description: pkg.description, oclif: pkg.oclif}
@@ -116,6 +164,7 @@ try {
     splitting: false,
     define: {
       __SVC_PJSON__: JSON.stringify(pjson),
+      __SVC_MANIFEST__: JSON.stringify(manifest),
       // Only read when __SVC_PJSON__ is absent, which never happens in the executable.
       'import.meta.url': '"file:///svc"',
     },
@@ -123,11 +172,14 @@ try {
     minifySyntax: true,
     legalComments: 'none',
     metafile: true,
-    plugins: [patchPlugin, builtinImportPlugin, absentOptionalPlugin],
+    plugins: [lazyRegistryPlugin, patchPlugin, builtinImportPlugin, absentOptionalPlugin],
     logLevel: 'warning',
   })
   writeFileSync(join(work, 'meta.json'), JSON.stringify(result.metafile))
+  const want = Object.keys(manifest.commands).sort().join(' ')
+  if ((lazyIds ?? []).slice().sort().join(' ') !== want) throw new Error(`build:binary: the lazy registry (${lazyIds}) differs from COMMANDS in dist/cli.js (${want}); run npm run build`)
   log(`bundled ${(statSync(bundle).size / 1e6).toFixed(1)} MB`)
+  if (process.argv.includes('--bundle-only')) process.exit(0)
 
   const blob = join(work, 'sea-prep.blob')
   const seaConfig = {

@@ -8,6 +8,8 @@ import {COMMANDS} from './commands.js'
  * where oclif reads package.json and oclif.manifest.json from the checkout as usual.
  */
 declare const __SVC_PJSON__: Interfaces.PJSON | undefined
+/** oclif's manifest of COMMANDS, computed at build time and inlined the same way. */
+declare const __SVC_MANIFEST__: Interfaces.Manifest | undefined
 
 /**
  * oclif options for running inside the single executable, where there is no package.json,
@@ -21,8 +23,13 @@ declare const __SVC_PJSON__: Interfaces.PJSON | undefined
  * - `pjson` in memory (a root plugin given a pjson does not look for package.json),
  * - `commandCache` set to the COMMANDS object already in the bundle: `loadCommandsFromTarget()`
  *   returns it before touching the target file (the field is private in oclif's typings only),
- * - `ignoreManifest`, so oclif computes the manifest from COMMANDS (a few ms) instead of reading
- *   an `oclif.manifest.json` that might happen to lie beside the executable.
+ * - the manifest (the command table: ids, flags, descriptions) built at build time. oclif would
+ *   otherwise read `oclif.manifest.json` beside the executable, or compute it by loading every
+ *   command class. In the executable COMMANDS is lazy (scripts/build-binary.mjs makes each entry
+ *   a getter that loads its module on first use), so listing commands for help or finding one
+ *   must not touch the classes: the plugin's `_manifest()` (private in oclif's typings, called
+ *   once by `load()`) is replaced on this instance to answer the embedded one. Should a later
+ *   oclif drop that method, `ignoreManifest` still makes it compute the manifest from COMMANDS.
  * COMMANDS is the one registry (src/cli/commands.ts): the executable picks up whatever it holds
  * at build time, with no second list.
  */
@@ -31,7 +38,15 @@ export async function embeddedOclifOptions(): Promise<Interfaces.LoadOptions | u
   const root = dirname(process.execPath)
   const pjson = structuredClone(__SVC_PJSON__)
   const plugin = new Plugin({root, pjson, isRoot: true, type: 'core', ignoreManifest: true, respectNoCacheDefault: true})
-  ;(plugin as unknown as {commandCache: typeof COMMANDS}).commandCache = COMMANDS
+  const internals = plugin as unknown as {commandCache: typeof COMMANDS; commandIDs: string[]; _manifest?: () => Promise<Interfaces.Manifest>}
+  internals.commandCache = COMMANDS
+  const manifest = typeof __SVC_MANIFEST__ === 'undefined' ? undefined : __SVC_MANIFEST__
+  if (manifest && typeof internals._manifest === 'function') {
+    internals._manifest = async () => {
+      internals.commandIDs = Object.keys(manifest.commands)
+      return manifest
+    }
+  }
   await plugin.load()
   return {root, pjson, plugins: new Map([[plugin.name, plugin]])}
 }
