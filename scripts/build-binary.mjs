@@ -18,7 +18,7 @@
 //
 // Usage: node scripts/build-binary.mjs [--keep]   (--keep leaves the work directory for a look)
 import {build} from 'esbuild'
-import {execFileSync} from 'node:child_process'
+import {execFileSync, spawnSync} from 'node:child_process'
 import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
@@ -200,13 +200,14 @@ try {
   // The npm package's node still carries its symbol table; strip it before injecting (stripping
   // after postject would drop the injected section).
   try {
-    // (binutils warns about Node's many .note sections; the result is fine)
     execFileSync('strip', ['--strip-all', exe], {stdio: 'pipe'})
   } catch (err) {
     log(`strip failed (${err.message}); injecting into the unstripped binary`)
   }
   const postject = join(require.resolve('postject/package.json'), '..', 'dist', 'cli.js')
-  execFileSync(process.execPath, [postject, exe, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], {stdio: ['ignore', 'ignore', 'inherit']})
+  // postject's ELF library warns about each of Node's .note sections: show its output on failure only.
+  const injected = spawnSync(process.execPath, [postject, exe, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], {encoding: 'utf8'})
+  if (injected.status !== 0) throw new Error(`postject failed (${injected.status}): ${injected.stdout}${injected.stderr}`)
   const version = execFileSync(exe, ['--version'], {encoding: 'utf8', env: {...process.env, NODE_EXTRA_CA_CERTS: ''}}).trim()
   if (!version.startsWith(`${pkg.name}/${pkg.version} `)) throw new Error(`the new executable answered --version with ${JSON.stringify(version)}`)
   // Into place by rename, so a running or copying `dist/svc` never sees half a file.
