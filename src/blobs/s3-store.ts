@@ -24,6 +24,9 @@ export interface S3Options {
   forcePathStyle?: boolean
 }
 
+const noop = () => {}
+const QUIET = {trace: noop, debug: noop, info: noop, warn: noop, error: noop}
+
 /** Parts of a multipart upload (used when the length is not known up front); S3 needs >= 5 MiB. */
 const PART_BYTES = 8 * 1024 * 1024
 
@@ -42,6 +45,8 @@ export function createS3BlobStore(o: S3Options): BlobStore {
     // S3-compatible servers store verbatim (corrupting the object).
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // Failures reach the caller as errors; the SDK would also print some to the console.
+    logger: QUIET,
   })
   const Bucket = o.bucket
 
