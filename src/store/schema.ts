@@ -70,6 +70,16 @@ export interface LoginFlowsTable {
   consumed_at: string | null
 }
 
+export interface SettingsSectionsTable {
+  section: string
+  value: string
+  origin: string
+  source: string
+  revision: number
+  updated_by: string | null
+  updated_at: string
+}
+
 export interface HubSettingsTable {
   key: string
   value: string
@@ -249,7 +259,16 @@ export interface AuditRecordsTable {
   created_at: string
 }
 
+export interface ProjectAnnotationsTable {
+  project_id: string
+  key: string
+  value: string
+  updated_by: string
+  updated_at: string
+}
+
 export interface Database {
+  project_annotations: ProjectAnnotationsTable
   messages: MessagesTable
   schedules: SchedulesTable
   audit_records: AuditRecordsTable
@@ -272,6 +291,7 @@ export interface Database {
   sessions: SessionsTable
   login_flows: LoginFlowsTable
   hub_settings: HubSettingsTable
+  settings_sections: SettingsSectionsTable
 }
 
 export type {Generated}

@@ -7,7 +7,11 @@ import {brokersRepo} from './repositories/brokers.js'
 import {credentialsRepo} from './repositories/credentials.js'
 import {auditRepo, messagesRepo} from './repositories/messages.js'
 import {hubSettingsRepo} from './repositories/hub-settings.js'
+import {settingsSectionsRepo} from './repositories/settings-sections.js'
+import {createStoreEvents, type StoreEvents} from './events.js'
+import {sql} from 'kysely'
 import {loginFlowsRepo} from './repositories/login-flows.js'
+import {projectAnnotationsRepo} from './repositories/project-annotations.js'
 import {projectsRepo} from './repositories/projects.js'
 import {templatesRepo} from './repositories/templates.js'
 import {usersRepo} from './repositories/users.js'
@@ -19,11 +23,13 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   credentials: credentialsRepo(db),
   loginFlows: loginFlowsRepo(db),
   hubSettings: hubSettingsRepo(db),
+  settingsSections: settingsSectionsRepo(db),
   artifacts: artifactsRepo(db),
   brokers: brokersRepo(db),
   agents: agentsRepo(db),
   templates: templatesRepo(db),
   messages: messagesRepo(db),
+  projectAnnotations: projectAnnotationsRepo(db),
   audit: auditRepo(db),
   locks: locksRepo(db, driver),
 })
@@ -52,21 +58,28 @@ export interface Store extends Repos {
   migrate(): Promise<MigrateResult>
   close(): Promise<void>
   readonly driver: 'sqlite' | 'postgres'
+  /** Cross-replica notifications (PostgreSQL LISTEN/NOTIFY; in-process on SQLite). */
+  readonly events: StoreEvents
 }
 
 export async function openStore(opts: DbOptions): Promise<Store> {
   const handle = await createDb(opts)
   const {db} = handle
   let closed = false
+  const events = await createStoreEvents(handle.driver, opts.url, async (channel, text) => {
+    await sql`select pg_notify(${channel}, ${text})`.execute(db)
+  })
   return {
     ...repos(db, handle.driver),
     driver: handle.driver,
+    events,
     transaction: (fn) => db.transaction().execute((trx) => fn(repos(trx, handle.driver))),
     ping: () => ping(db),
     migrate: () => migrate(handle),
     close: async () => {
       if (closed) return
       closed = true
+      await events.close()
       await handle.close()
     },
   }

@@ -3,6 +3,8 @@ import * as m0001 from './0001-foundation.js'
 import * as m0002 from './0002-agents-brokers.js'
 import * as m0003 from './0003-artifacts.js'
 import * as m0004 from './0004-messages.js'
+import * as m0005 from './0005-settings-sections.js'
+import * as m0006 from './0006-project-annotations.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -10,4 +12,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0002-agents-brokers': m0002,
   '0003-artifacts': m0003,
   '0004-messages': m0004,
+  '0005-settings-sections': m0005,
+  '0006-project-annotations': m0006,
 }
