@@ -19,10 +19,12 @@ export async function buildLocalApi(broker: Broker, logger: Logger): Promise<Fas
   installErrorHandling(app)
   await app.register(websocket)
   const nonces = new NonceCache()
-  let raw = ''
+  // The body as received, kept per request: the signature covers its hash. (One variable shared
+  // by every request let a concurrent request's body be checked against another's signature.)
+  app.decorateRequest('rawBody', undefined)
   // Lenient: a body that is not JSON arrives as undefined, so a raw field in it is still refused.
-  app.addContentTypeParser('application/json', {parseAs: 'string'}, (_req, body, done) => {
-    raw = body as string
+  app.addContentTypeParser('application/json', {parseAs: 'string'}, (req, body, done) => {
+    req.rawBody = body as string
     try {
       done(null, body === '' ? undefined : JSON.parse(body as string))
     } catch {
@@ -31,7 +33,7 @@ export async function buildLocalApi(broker: Broker, logger: Logger): Promise<Fas
   })
   const verify = async (request: FastifyRequest) => {
     if (request.headers[SIGNATURE_HEADERS.brokerId] !== broker.opts.brokerId) throw new AppError('unauthorized', 'sign requests with this broker\'s ID and secret')
-    const failure = verifySignature(broker.opts.secret, request.headers, request.method, request.url, request.method === 'GET' ? '' : raw)
+    const failure = verifySignature(broker.opts.secret, request.headers, request.method, request.url, request.method === 'GET' ? '' : (request.rawBody ?? ''))
     if (failure || !nonces.accept(String(request.headers[SIGNATURE_HEADERS.nonce]))) throw new AppError('unauthorized', `signature refused${failure ? `: ${failure}` : ': replayed'}`)
   }
 
@@ -44,7 +46,7 @@ export async function buildLocalApi(broker: Broker, logger: Logger): Promise<Fas
 
   // Hub-to-broker message delivery for callers holding the broker's secret; raw input refused first.
   app.post('/api/v1/agents/:id/message', {preHandler: verify}, async (request, reply) => {
-    if (carriesRaw(request.body, raw)) {
+    if (carriesRaw(request.body, request.rawBody ?? '')) {
       const err = rawRefusal(INGRESS.runtimeBrokerMessage)
       logRawRefusal(logger, err)
       throw err
@@ -59,8 +61,12 @@ export async function buildLocalApi(broker: Broker, logger: Logger): Promise<Fas
   app.get('/api/v1/agents/:id/attach', {websocket: true, preHandler: verify}, (socket, request) => {
     const {id} = request.params as {id: string}
     const q = request.query as {cols?: string; rows?: string}
+    // The terminal opens after the upgrade: keep what is typed meanwhile, and close the terminal
+    // if the client left before it opened (else its tmux client would be left behind).
     let input: ((d: Buffer) => void) | null = null
+    const early: Buffer[] = []
     let closeStream: (() => void) | null = null
+    let gone = false
     broker
       .openStream('agent.attach', {agentId: id, cols: Number(q.cols) || 80, rows: Number(q.rows) || 24}, {
         send: (d) => socket.readyState === socket.OPEN && socket.send(d, {binary: true}),
@@ -69,9 +75,20 @@ export async function buildLocalApi(broker: Broker, logger: Logger): Promise<Fas
         onResize: () => {},
         onClose: (l) => (closeStream = l),
       })
+      .then(() => {
+        if (gone) return closeStream?.()
+        for (const d of early.splice(0)) input?.(d)
+      })
       .catch((err: Error) => socket.close(1011, err.message.slice(0, 120)))
-    socket.on('message', (d, isBinary) => isBinary && input?.(d as Buffer))
-    socket.on('close', () => closeStream?.())
+    socket.on('message', (d, isBinary) => {
+      if (!isBinary) return
+      if (input) input(d as Buffer)
+      else early.push(d as Buffer)
+    })
+    socket.on('close', () => {
+      gone = true
+      closeStream?.()
+    })
   })
   return app
 }
