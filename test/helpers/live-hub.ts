@@ -22,7 +22,7 @@ export interface LiveHub extends TestHub {
 
 /** Runs tmux with a given TMUX_TMPDIR (never the caller's own tmux server). */
 export function tmuxAt(tmpdirPath: string, args: string[]) {
-  const env = {...process.env, TMUX_TMPDIR: tmpdirPath}
+  const env: NodeJS.ProcessEnv = {...process.env, TMUX_TMPDIR: tmpdirPath}
   delete env.TMUX
   delete env.TMUX_PANE
   const r = spawnSync('tmux', args, {env, encoding: 'utf8', timeout: 10_000})

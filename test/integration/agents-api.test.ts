@@ -187,7 +187,7 @@ describeEachDialect('agents: the API', (dialect) => {
   it('status reports: the agent on itself changes activity and detail at once; bad values 400; no scope on another agent 403; another project 404', async () => {
     const a = (await create({name: 'reporter'})).body.agent
     const token = hub.tokenOf(a.id)
-    const report = (body: unknown, t = token, id = a.id) => hub.request('POST', `/api/v1/agents/${id}/status`, {body, token: t})
+    const report = (body: unknown, t: string | null = token, id = a.id) => hub.request('POST', `/api/v1/agents/${id}/status`, {body, token: t})
     const ok = await report({activity: 'thinking', detail: 'reading the test', heartbeat: true})
     expect(ok.status).toBe(200)
     expect((await get(a.id)).body.agent).toMatchObject({phase: 'running', activity: 'thinking', detail: 'reading the test'})

@@ -23,7 +23,7 @@ describeEachDialect('templates', (dialect) => {
   })
   afterAll(() => hub?.dispose())
 
-  const upload = (body: Record<string, unknown>, token?: string) => hub.request('POST', '/api/v1/templates', {body, ...(token !== undefined && {token})})
+  const upload = (body: Record<string, unknown>, token?: string | null) => hub.request('POST', '/api/v1/templates', {body, ...(token !== undefined && {token})})
 
   it('upload answers 201 with the template, version 1 and its sorted manifest; a second upload is version 2', async () => {
     const r = await upload({name: 'reviewer', projectId, description: 'reviews code', files: [file('prompts/system.md', 'Be kind.\n'), file('README.md', '# r\n')]})
