@@ -11,6 +11,8 @@ import {ACTIVITIES, agentView, PHASES, type AgentView} from './agent-state.js'
 import type {AgentTokens} from './agent-tokens.js'
 import {checkQuotas, chooseBroker} from './dispatch.js'
 import {AGENT_ROLES} from './scopes.js'
+import {BY_FIELD} from '../project-settings/registry.js'
+import {resolveAgentDefaults} from '../project-settings/resolve.js'
 import type {StatusWriter} from './status-writer.js'
 
 export interface CreateAgentInput {
@@ -21,6 +23,49 @@ export interface CreateAgentInput {
   task?: string
   brokerId?: string
   role?: string
+  maxTurns?: number
+  maxModelCalls?: number
+  maxDuration?: string
+  resources?: Record<string, unknown>
+  model?: string
+  thinkingLevel?: string
+  timezone?: string
+  cloudIdentityMode?: string
+  cloudIdentityServiceAccountId?: string
+}
+
+/** Request fields that override the registered project settings (same validation). */
+const REQUEST_FIELDS: Record<string, string> = {
+  harnessConfig: 'defaultHarnessConfig',
+  template: 'defaultTemplate',
+  role: 'defaultAgentRole',
+  maxTurns: 'defaultMaxTurns',
+  maxModelCalls: 'defaultMaxModelCalls',
+  maxDuration: 'defaultMaxDuration',
+  resources: 'defaultResources',
+  model: 'defaultModel',
+  thinkingLevel: 'defaultThinkingLevel',
+  timezone: 'defaultTimezone',
+  cloudIdentityMode: 'defaultCloudIdentityMode',
+  cloudIdentityServiceAccountId: 'defaultCloudIdentityServiceAccountId',
+}
+
+/** Validates the request's overrides with the registry's rules; returns them keyed by setting field. */
+function requestLayer(input: CreateAgentInput): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  const fields: Array<{path: string; message: string}> = []
+  for (const [inputField, settingField] of Object.entries(REQUEST_FIELDS)) {
+    const v = (input as unknown as Record<string, unknown>)[inputField]
+    if (v === undefined) continue
+    try {
+      const def = BY_FIELD.get(settingField)!
+      out[settingField] = def.parse(def.toRaw(v))
+    } catch (err) {
+      fields.push({path: inputField, message: (err as Error).message})
+    }
+  }
+  if (fields.length) throw new AppError('validation_error', `invalid agent: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, {fields})
+  return out
 }
 
 export interface AgentServiceDeps {
@@ -37,6 +82,12 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
 const fieldError = (path: string, message: string) => new AppError('validation_error', `${path} ${message}`, {fields: [{path, message}]})
 // Keep at most this much of an agent's output when it ends.
 const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
+
+/** Agent environment from applied defaults: TZ when a timezone applies (empty means image default). */
+function envFromApplied(applied: Record<string, {value: unknown}> | undefined): Record<string, string> {
+  const tz = applied?.defaultTimezone?.value
+  return typeof tz === 'string' && tz ? {TZ: tz} : {}
+}
 
 export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   const {store, clock} = deps
@@ -80,7 +131,13 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           harnessConfig: agent.harnessConfig,
           harness,
           task: agent.task,
-          env: {SVC_AUTH_TOKEN: token, SVC_AGENT_ID: agent.id, SVC_AGENT_NAME: agent.name, SVC_PROJECT_ID: agent.projectId},
+          env: {
+            SVC_AUTH_TOKEN: token,
+            SVC_AGENT_ID: agent.id,
+            SVC_AGENT_NAME: agent.name,
+            SVC_PROJECT_ID: agent.projectId,
+            ...envFromApplied(agent.config.applied as Record<string, {value: unknown}> | undefined),
+          },
         },
         60_000,
       )
@@ -109,21 +166,29 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const projectId = await projectIdOf(input.projectId)
       await a.access.checkProject(ctx, projectId, 'agent.create')
       const settings = await a.settings()
-      const harnessConfig = input.harnessConfig ?? settings.defaultHarnessConfig ?? 'shell'
+      // One resolver decides every default: request, then project annotation, then hub, then coded.
+      const applied = resolveAgentDefaults({
+        request: requestLayer(input),
+        project: await store.projectAnnotations.all(projectId),
+        hub: {...settings.defaults, ...(settings.defaultHarnessConfig && {default_harness_config: settings.defaultHarnessConfig}), default_agent_role: settings.defaults.default_agent_role ?? settings.defaultAgentRole},
+      })
+      const harnessConfig = String(applied.defaultHarnessConfig.value)
       if (!settings.harnessConfigs[harnessConfig]) {
         throw fieldError('harnessConfig', `"${harnessConfig}" is not a harness config (known: ${Object.keys(settings.harnessConfigs).sort().join(', ')})`)
       }
-      const role = input.role ?? settings.defaultAgentRole
+      const role = String(applied.defaultAgentRole.value)
       if (!(AGENT_ROLES as readonly string[]).includes(role)) throw fieldError('role', `must be one of ${AGENT_ROLES.join(', ')}`)
       let template: string | null = null
-      if (input.template) {
-        const t = (await store.templates.get(input.template)) ?? (await store.templates.getByName(projectId, input.template)) ?? (await store.templates.getByName(null, input.template))
-        if (!t || (t.projectId && t.projectId !== projectId)) throw fieldError('template', `"${input.template}" is not a template of this project or the hub`)
+      const templateRef = applied.defaultTemplate.value as string | null
+      if (templateRef) {
+        const t = (await store.templates.get(templateRef)) ?? (await store.templates.getByName(projectId, templateRef)) ?? (await store.templates.getByName(null, templateRef))
+        if (!t || (t.projectId && t.projectId !== projectId)) throw fieldError('template', `"${templateRef}" is not a template of this project or the hub`)
         template = t.id
       }
       if (await store.agents.getByName(projectId, input.name)) throw new AppError('conflict', `an agent named ${input.name} already exists in this project`)
       const project = await store.projects.get(projectId)
-      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: project?.defaultBrokerId}, settings, a.gateway, a.colocatedBrokerId(), store)
+      const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
+      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: projectBroker}, settings, a.gateway, a.colocatedBrokerId(), store)
 
       const t = now()
       const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}
@@ -143,7 +208,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           role,
           runtime: null,
           runtimeRef: null,
-          config: {},
+          config: {applied: Object.fromEntries(Object.entries(applied).filter(([k]) => k !== 'defaultRuntimeBroker'))},
           error: null,
           createdBy: creator,
           createdAt: t,
@@ -194,7 +259,13 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       if (agent.phase === 'running' && agent.brokerId && a.gateway.isConnected(agent.brokerId)) return view(agent)
       const settings = await a.settings()
       const brokerId = agent.brokerId && a.gateway.isConnected(agent.brokerId) ? agent.brokerId : await chooseBroker({}, settings, a.gateway, a.colocatedBrokerId(), store)
-      const ready = (await store.agents.update(agent.id, {phase: 'provisioning', brokerId, error: null}, now()))!
+      // A stopped or failed agent does not count against the quotas, so starting it again is
+      // checked like a create (else create, stop, create, start went over the cap).
+      const wasLive = agent.phase !== 'stopped' && agent.phase !== 'error'
+      const ready = await store.transaction(async (tx) => {
+        if (!wasLive) await checkQuotas(tx, agent.projectId, brokerId, settings.quotas)
+        return (await tx.agents.update(agent.id, {phase: 'provisioning', brokerId, error: null}, now()))!
+      })
       return view(await dispatch(ready))
     },
 
