@@ -28,6 +28,14 @@ describeEachDialect('agents: quotas', (dialect) => {
     const one = (await hub.request('GET', '/api/v1/projects/default/agents/one')).body.agent
     await hub.request('POST', `/api/v1/agents/${one.id}/stop`, {body: {}})
     expect((await create('two')).status).toBe(201)
+    // Starting the stopped agent again would go over the cap: refused like a create.
+    const start = await hub.request('POST', `/api/v1/agents/${one.id}/start`, {body: {}})
+    expect(start.status).toBe(429)
+    expect(start.body.error.code).toBe('quota_exceeded')
+    expect((await hub.request('GET', `/api/v1/agents/${one.id}`)).body.agent.phase).toBe('stopped')
+    // Restarting the running one stays within it.
+    const second = (await hub.request('GET', '/api/v1/projects/default/agents/two')).body.agent
+    expect((await hub.request('POST', `/api/v1/agents/${second.id}/restart`, {body: {}})).body.agent.phase).toBe('running')
   })
 
   it('max_agents_per_broker: the second create on the broker is 429', async () => {
