@@ -89,6 +89,27 @@ describe('local tmux runtime (real tmux)', () => {
     await rt.stop(h)
   })
 
+  it('keeps the agent token off tmux argv (the server keeps its first client argv for life)', async () => {
+    const token = `svc_agt_${process.pid}_secret`
+    // A socket of its own, so this start is the one that starts the server.
+    const own = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, socketName: 'svc-token'})
+    const tmux = (...args: string[]) => runCommand('tmux', ['-L', 'svc-token', ...args], {env})
+    try {
+      const h = await own.start(spec({env: {SVC_AUTH_TOKEN: token, PS1: '$ '}}))
+      await own.sendKeys(h, {literal: 'echo "tok=$SVC_AUTH_TOKEN"'})
+      await own.sendKeys(h, {key: 'Enter'})
+      await waitFor('the token in the shell', async () => (await tmux('capture-pane', '-p', '-t', `=${h.ref}:`)).stdout.toString().includes(`tok=${token}`))
+      const pid = (await tmux('display-message', '-p', '#{pid}')).stdout.toString().trim()
+      const ps = await runCommand('ps', ['-o', 'args=', '-p', pid])
+      expect(ps.stdout.toString()).toContain('new-session')
+      expect(ps.stdout.toString()).not.toContain(token)
+      expect(existsSync(join(dir, 'state', `${h.ref}.env`))).toBe(false)
+      await own.stop(h)
+    } finally {
+      await tmux('kill-server')
+    }
+  })
+
   it('passes untrusted env values and arguments literally (spaces, quotes, ;, $())', async () => {
     const marker = join(dir, 'pwned')
     const weird = `a b "q" 'x' ; $(touch ${marker}) \`touch ${marker}\`;`

@@ -11,7 +11,7 @@ import type {AgentSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
-import {newSessionArgs, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
+import {envFileContent, newSessionArgs, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 
@@ -67,9 +67,13 @@ export class LocalTmuxRuntime implements Runtime {
     const session = sessionNameFor(spec.agentId)
     const handle: RuntimeHandle = {runtime: 'local', ref: session}
     if (await this.sessionExists(session)) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
-    await mkdir(this.opts.stateDir, {recursive: true})
+    // Private: the env files hold the agent's token until its shell has read them.
+    await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
     const logFile = this.logFile(session)
-    await writeFile(logFile, '')
+    const envFile = this.envFile(session)
+    await writeFile(logFile, '', {mode: 0o600})
+    await rm(envFile, {force: true})
+    await writeFile(envFile, envFileContent(spec.env), {mode: 0o600})
     const args = newSessionArgs({
       session,
       cols: this.opts.cols ?? 200,
@@ -78,6 +82,7 @@ export class LocalTmuxRuntime implements Runtime {
       command: spec.command,
       workdir: spec.workdir,
       logFile,
+      envFile,
     })
     for (let attempt = 1; ; attempt++) {
       const r = await this.run(args)
@@ -89,6 +94,7 @@ export class LocalTmuxRuntime implements Runtime {
         continue
       }
       await rm(logFile, {force: true})
+      await rm(envFile, {force: true})
       throw new CommandError(`starting agent ${spec.agentId} in tmux failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
     }
   }
@@ -98,6 +104,8 @@ export class LocalTmuxRuntime implements Runtime {
     const r = await this.run(['kill-session', '-t', `=${session}`])
     if (r.code !== 0 && (await this.sessionExists(session))) throw new Error(`stopping tmux session ${session} failed: ${r.stderr}`)
     await rm(this.logFile(session), {force: true})
+    // Normally already gone (the loader deletes it); not when the command never ran.
+    await rm(this.envFile(session), {force: true})
   }
 
   async isRunning(handle: RuntimeHandle): Promise<boolean> {
@@ -158,6 +166,10 @@ export class LocalTmuxRuntime implements Runtime {
   /** `<stateDir>/<session>.log`: the pane's raw output (pipe-pane). */
   logFile(session: string): string {
     return join(this.opts.stateDir, `${session}.log`)
+  }
+
+  private envFile(session: string): string {
+    return join(this.opts.stateDir, `${session}.env`)
   }
 
   private ref(handle: RuntimeHandle): string {

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 import {decodeOctal, renderScreen} from './tmux-control.js'
-import {directCommand, hexKeyCommands, newSessionArgs, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
+import {directCommand, ENV_LOADER, envFileContent, hexKeyCommands, newSessionArgs, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
 
 describe('named keys', () => {
   it('lists the allowed keys and accepts only them', () => {
@@ -43,6 +43,11 @@ describe('tmux argv', () => {
     ])
     expect(() => newSessionArgs({session: 's', cols: 1, rows: 1, env: {'A B': 'x'}, command: ['x', 'y']})).toThrow(/not valid/)
     expect(directCommand(['claude'])).toEqual(['env', '--', 'claude'])
+    const viaFile = newSessionArgs({session: 'svc-a', cols: 80, rows: 24, env: {TOKEN: 'secret'}, command: ['claude'], envFile: '/s/svc-a.env'})
+    expect(viaFile.join(' ')).not.toContain('secret')
+    expect(viaFile.slice(viaFile.indexOf('--'), viaFile.indexOf(';'))).toEqual(['--', '/bin/sh', '-c', ENV_LOADER, '/s/svc-a.env', 'env', '--', 'claude'])
+    expect(envFileContent({A: "it's", B: '$(x)\nline'})).toBe(`A='it'\\''s'\nB='$(x)\nline'\n`)
+    expect(() => envFileContent({'A-B': 'x'})).toThrow(/not valid/)
     expect(() => directCommand([])).toThrow(/empty/)
   })
 

@@ -54,6 +54,25 @@ export interface NewSessionOptions {
   workdir?: string
   /** When set, the pane's output is appended to this file (pipe-pane). */
   logFile?: string
+  /**
+   * When set, `env` is not put on tmux's argv: the command starts through ENV_LOADER, which
+   * reads this file (written by envFileContent) and deletes it. A tmux server keeps the argv of
+   * the client that started it for its whole life, visible to every user in `ps`: no tokens there.
+   */
+  envFile?: string
+}
+
+/** sh script run as `sh -c ENV_LOADER <envFile> <command...>`: exports the file's variables, removes it, execs the command. */
+export const ENV_LOADER = 'set -a; . "$0" || exit 127; set +a; rm -f -- "$0"; exec "$@"'
+
+/** The env file for ENV_LOADER: one `NAME='value'` line per variable. */
+export function envFileContent(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => {
+      checkEnvKey(k)
+      return `${k}=${shellQuote(v)}\n`
+    })
+    .join('')
 }
 
 /**
@@ -65,11 +84,16 @@ export function newSessionArgs(o: NewSessionOptions): string[] {
   const target = paneTarget(o.session)
   const args = ['new-session', '-d', '-s', o.session, '-x', String(o.cols), '-y', String(o.rows)]
   if (o.workdir) args.push('-c', tmuxArg(o.workdir))
-  for (const [k, v] of Object.entries(o.env)) {
-    checkEnvKey(k)
-    args.push('-e', tmuxArg(`${k}=${v}`))
+  if (o.envFile) {
+    for (const k of Object.keys(o.env)) checkEnvKey(k)
+    args.push('--', ...['/bin/sh', '-c', ENV_LOADER, o.envFile, ...directCommand(o.command)].map(tmuxArg))
+  } else {
+    for (const [k, v] of Object.entries(o.env)) {
+      checkEnvKey(k)
+      args.push('-e', tmuxArg(`${k}=${v}`))
+    }
+    args.push('--', ...directCommand(o.command).map(tmuxArg))
   }
-  args.push('--', ...directCommand(o.command).map(tmuxArg))
   args.push(SEP, 'set-option', '-w', '-t', target, 'remain-on-exit', 'on')
   // pipe-pane expands formats in its command: `#` is doubled so a path is taken as written.
   if (o.logFile) args.push(SEP, 'pipe-pane', '-o', '-t', target, `cat >> ${shellQuote(o.logFile).replace(/#/g, '##')}`)
