@@ -1,30 +1,33 @@
 // Bundles the CLI and Hub into dist/ with esbuild. Code-splitting keeps heavy modules
 // (Fastify, database drivers) in chunks that only the commands needing them import.
-// The bundle is built beside dist/ and swapped in by rename, so an `svc` started while
-// another build runs (several people and test runs share one tree) never finds dist/ half
-// written or missing. Then oclif.manifest.json is regenerated from the new bundle.
+// Several people and test runs share one tree, so a build never removes dist/: it is built
+// beside it and moved in file by file (see install), and an `svc` started or running while
+// another build runs never finds its files missing. Then oclif.manifest.json is regenerated.
 import {build} from 'esbuild'
-import {existsSync, linkSync, renameSync, rmSync} from 'node:fs'
+import {mkdirSync, readdirSync, renameSync, rmSync, statSync} from 'node:fs'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 const dist = fileURLToPath(new URL('../dist', import.meta.url))
 const fresh = `${dist}.build-${process.pid}`
-const old = `${dist}.old-${process.pid}`
+// Chunks of earlier builds are kept this long: a running `svc` (a Hub, a test's CLI) imports
+// its lazy chunks by the names its own cli.js was built with.
+const KEEP_OLD_CHUNKS_MS = 60 * 60 * 1000
 
-/** Moves the new bundle into place; a concurrent build may swap between our two renames. */
-function swapIn() {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if (existsSync(dist)) renameSync(dist, `${old}-${attempt}`)
-    } catch (err) {
-      if (err.code !== 'ENOENT') throw err
-    }
-    try {
-      renameSync(fresh, dist)
-      return
-    } catch (err) {
-      if (!['ENOTEMPTY', 'EEXIST'].includes(err.code) || attempt > 5) throw err
-    }
+/**
+ * Moves the new bundle into dist/: content-hashed chunks first (old ones stay for processes
+ * still running the old cli.js), then each entry file by rename, which replaces it atomically.
+ */
+function install() {
+  mkdirSync(join(dist, 'chunks'), {recursive: true})
+  const chunks = new Set(readdirSync(join(fresh, 'chunks')))
+  for (const name of chunks) renameSync(join(fresh, 'chunks', name), join(dist, 'chunks', name))
+  for (const name of readdirSync(fresh)) if (name !== 'chunks') renameSync(join(fresh, name), join(dist, name))
+  const now = Date.now()
+  for (const name of readdirSync(join(dist, 'chunks'))) {
+    if (chunks.has(name)) continue
+    const file = join(dist, 'chunks', name)
+    if (now - statSync(file).mtimeMs > KEEP_OLD_CHUNKS_MS) rmSync(file, {force: true})
   }
 }
 
@@ -43,16 +46,9 @@ try {
     logLevel: 'warning',
     chunkNames: 'chunks/[name]-[hash]',
   })
-  // dist/svc (the single executable, `npm run build:binary`) is not built here: carry it over.
-  try {
-    linkSync(`${dist}/svc`, `${fresh}/svc`)
-  } catch (err) {
-    if (err.code !== 'ENOENT') throw err
-  }
-  swapIn()
+  install()
 } finally {
   rmSync(fresh, {recursive: true, force: true})
-  for (let attempt = 0; attempt <= 6; attempt++) rmSync(`${old}-${attempt}`, {recursive: true, force: true})
 }
 
 const {writeManifest} = await import('./manifest.mjs')
