@@ -13,7 +13,7 @@ const EXISTING = [
   'runtimes.docker.host', 'runtimes.docker.env.FOO', 'runtimes.docker.env.EMPTY', 'runtimes.local.type',
   'profiles.local.runtime', 'profiles.local.env.A', 'x_team_notes', 'x_unknown_block.nested', 'x_unknown_block.deeper.leaf',
 ]
-const NEW = ['hub.new_key', 'telemetry.cloud.endpoint', 'runtimes.docker.env.NEW', 'runtimes.podman.type', 'a.b.c', 'x_unknown_block.deeper.other', 'profiles.local.env.B', 'weird key.with space']
+const NEW = ['hub.new_key', 'telemetry.cloud.endpoint', 'runtimes.docker.env.NEW', 'runtimes.podman.type', 'a.b.c', 'x_unknown_block.deeper.other', 'profiles.local.env.B', 'weird key.with space', 'cli.interactive_disabled', 'cli.new', 'profiles.local.env.x y', 'runtimes.docker.env.a:b #c', "hub.'q'"]
 const BLOCKS = ['hub', 'runtimes.docker', 'runtimes.local', 'x_unknown_block', 'profiles.local.env', 'cli']
 
 const tricky = fc.constantFrom('', ' ', 'yes', 'no', 'null', '~', 'true', '0x1F', '1e3', '007', '- a', 'a: b', '#x', 'x #y', "it's", '"q"', '{a}', '[1]', '*alias', '&anchor', 'multi\nline', '\ttab', 'ünï©ødé')
@@ -88,7 +88,8 @@ describe('editSettingsText, random edit sequences', () => {
           j++
         })
       }),
-      {numRuns: 300},
+      // SVC_PROPERTY_RUNS raises the count for a longer local search.
+      {numRuns: Number(process.env.SVC_PROPERTY_RUNS) || 300},
     )
-  })
+  }, 600_000)
 })

@@ -120,6 +120,13 @@ runtimes:
     expect(() => editSettingsText(base, [{path: ['x_unknown_block', 'nested', '0'], value: 1}])).toThrow(expect.objectContaining({code: 'invalid_request'}))
   })
 
+  it('writes a multi-line or special string into a flow mapping on one line', () => {
+    const out = editSettingsText(base, [{path: ['profiles', 'local', 'env', 'B'], value: 'multi\nline'}, {path: ['cli', 'x'], value: 'a, b: {c}'}])
+    expect(out).toContain('    env: {A: "1", B: "multi\\nline"}\n')
+    expect(out).toContain('cli: {autohelp: true, x: "a, b: {c}"}\n')
+    expect(parse(out)).toMatchObject({profiles: {local: {env: {A: '1', B: 'multi\nline'}}}, cli: {autohelp: true, x: 'a, b: {c}'}})
+  })
+
   it('refuses a file that is not valid YAML', () => {
     expect(() => editSettingsText('a: [1\n', [{path: ['a'], value: 1}])).toThrow(expect.objectContaining({code: 'config_invalid'}))
   })

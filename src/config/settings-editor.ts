@@ -241,8 +241,20 @@ class Splicer {
     return s.split('\n').map((l) => (l ? pad + l : l)).join(this.eol) + this.eol
   }
 
+  /** A one-line flow rendering (`{a: 1, b: [x, y]}`); strings that are not plainly safe are double-quoted. */
   private flow(value: unknown): string {
-    return stringify(value, {collectionStyle: 'flow', flowCollectionPadding: false, lineWidth: 0}).replace(/\n$/, '')
+    if (Array.isArray(value)) return `[${value.map((v) => this.flow(v)).join(', ')}]`
+    if (isObj(value)) return `{${Object.entries(value).map(([k, v]) => `${this.flowString(k)}: ${this.flow(v)}`).join(', ')}}`
+    if (typeof value === 'string') return this.flowString(value)
+    return this.scalar(value)
+  }
+
+  private flowString(s: string): string {
+    if (/^[A-Za-z_./][A-Za-z0-9_./@ -]*$/.test(s) && !s.endsWith(' ')) {
+      const d = parseDocument(s)
+      if (!d.errors.length && isScalar(d.contents) && d.contents.value === s) return s
+    }
+    return JSON.stringify(s)
   }
 
   // ---- edits
