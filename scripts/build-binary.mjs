@@ -150,6 +150,50 @@ const patchPlugin = {
 const {manifestText} = await import('./manifest.mjs')
 const manifest = JSON.parse(await manifestText())
 
+/**
+ * The SEA main script is this small loader, not the bundle. SEA's own code cache (useCodeCache)
+ * holds only what V8 compiles eagerly, so every function that runs at start-up (oclif's config
+ * loading, the base command...) would still be parsed and compiled on each start. Instead the
+ * bundle is an asset compiled with `vm.Script` and a code cache recorded at build time AFTER
+ * running `--version` and `status --help` in the pinned Node (recordCodeCache below), so those
+ * functions come compiled. A rejected cache (another V8) only costs time: V8 compiles as usual.
+ * WRAP must be byte-identical in the loader and the recorder, or V8 rejects the cache.
+ */
+const WRAP = ['(function (exports, require, module, __filename, __dirname) {', '\n})']
+const LOADER = `'use strict'
+// svc single executable: compiles the bundled CLI and Hub (asset svc.cjs) with the V8 code cache
+// recorded at build time (asset svc.cache); see scripts/build-binary.mjs.
+const sea = require('node:sea')
+const vm = require('node:vm')
+const source = ${JSON.stringify(WRAP[0])} + sea.getAsset('svc.cjs', 'utf8') + ${JSON.stringify(WRAP[1])}
+const script = new vm.Script(source, {filename: 'svc.cjs', cachedData: Buffer.from(sea.getRawAsset('svc.cache'))})
+if (process.env.SVC_SEA_CODE_CACHE_CHECK) process.stderr.write('svc code cache ' + (script.cachedDataRejected ? 'rejected' : 'accepted') + '\\n')
+script.runInThisContext()(exports, require, module, __filename, __dirname)
+`
+
+/** Runs the bundle in the pinned Node (so the cache matches its V8) and records the code cache. */
+function recordCodeCache(bundle, cacheFile, work) {
+  const recorder = join(work, 'record-cache.cjs')
+  writeFileSync(recorder, `'use strict'
+const fs = require('node:fs')
+const vm = require('node:vm')
+const source = ${JSON.stringify(WRAP[0])} + fs.readFileSync(${JSON.stringify(bundle)}, 'utf8') + ${JSON.stringify(WRAP[1])}
+const script = new vm.Script(source, {filename: 'svc.cjs'})
+globalThis.__SVC_CODE_CACHE_BUILD__ = true
+const m = {exports: {}}
+script.runInThisContext()(m.exports, require, m, ${JSON.stringify(bundle)}, ${JSON.stringify(work)})
+process.stdout.write = () => true
+;(async () => {
+  for (const argv of [['--version'], ['status', '--help']]) await m.exports.main(argv)
+  fs.writeFileSync(${JSON.stringify(cacheFile)}, script.createCachedData())
+})()
+`)
+  const home = join(work, 'home')
+  mkdirSync(home, {recursive: true})
+  const env = {PATH: process.env.PATH, HOME: home, NO_COLOR: '1'}
+  execFileSync(baseNode, [recorder], {cwd: work, env, stdio: ['ignore', 'ignore', 'inherit']})
+}
+
 const work = mkdtempSync(join(tmpdir(), 'svc-binary-'))
 try {
   const pjson = {name: pkg.name, version: pkg.version, description: pkg.description, oclif: pkg.oclif}
@@ -181,14 +225,20 @@ try {
   log(`bundled ${(statSync(bundle).size / 1e6).toFixed(1)} MB`)
   if (process.argv.includes('--bundle-only')) process.exit(0)
 
+  const cache = join(work, 'svc.cache')
+  recordCodeCache(bundle, cache, work)
+  log(`code cache ${(statSync(cache).size / 1e6).toFixed(1)} MB`)
+  const loader = join(work, 'loader.cjs')
+  writeFileSync(loader, LOADER)
+
   const blob = join(work, 'sea-prep.blob')
   const seaConfig = {
-    main: bundle,
+    main: loader,
     output: blob,
     disableExperimentalSEAWarning: true,
     useSnapshot: false,
     useCodeCache: true,
-    assets: {'better_sqlite3.node': addon},
+    assets: {'svc.cjs': bundle, 'svc.cache': cache, 'better_sqlite3.node': addon},
   }
   writeFileSync(join(work, 'sea-config.json'), JSON.stringify(seaConfig, null, 2))
   execFileSync(baseNode, ['--experimental-sea-config', join(work, 'sea-config.json')], {stdio: ['ignore', 'ignore', 'inherit'], env: {...process.env, NODE_EXTRA_CA_CERTS: ''}})
@@ -208,8 +258,10 @@ try {
   // postject's ELF library warns about each of Node's .note sections: show its output on failure only.
   const injected = spawnSync(process.execPath, [postject, exe, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], {encoding: 'utf8'})
   if (injected.status !== 0) throw new Error(`postject failed (${injected.status}): ${injected.stdout}${injected.stderr}`)
-  const version = execFileSync(exe, ['--version'], {encoding: 'utf8', env: {...process.env, NODE_EXTRA_CA_CERTS: ''}}).trim()
-  if (!version.startsWith(`${pkg.name}/${pkg.version} `)) throw new Error(`the new executable answered --version with ${JSON.stringify(version)}`)
+  const check = spawnSync(exe, ['--version'], {encoding: 'utf8', env: {...process.env, NODE_EXTRA_CA_CERTS: '', SVC_SEA_CODE_CACHE_CHECK: '1'}})
+  const version = check.stdout.trim()
+  if (check.status !== 0 || !version.startsWith(`${pkg.name}/${pkg.version} `)) throw new Error(`the new executable answered --version with ${JSON.stringify(version)}: ${check.stderr}`)
+  if (!check.stderr.includes('svc code cache accepted')) log(`warning: the executable did not accept its code cache (${check.stderr.trim()}); it works, but starts slower`)
   // Into place by rename, so a running or copying `dist/svc` never sees half a file.
   mkdirSync(join(root, 'dist'), {recursive: true})
   const tmpOut = `${out}.${process.pid}.tmp`

@@ -4,11 +4,11 @@
 // Node start here). Targets (printed, never asserted): --version within 3x of `node -e 0`, the
 // status report within 4x.
 // The Hub is the executable itself (`svc server start`) in a temp HOME, with its own TMUX_TMPDIR;
-// the agent is a `--harness shell` agent on the co-located broker, and its token is read from
-// its tmux session's environment, as the agent itself gets it.
+// the agent is a `--harness shell` agent on the co-located broker, and its token is the one its
+// shell was given (read through `svc keys`).
 // BENCH_RUNS sets the runs per command (default 20); BENCH_BIN another executable to measure.
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import http from 'node:http'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
@@ -54,7 +54,9 @@ const tmuxDir = join(work, 'tmux')
 mkdirSync(home)
 mkdirSync(tmuxDir)
 const env = {}
-for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && k !== 'NODE_EXTRA_CA_CERTS' && k !== 'NODE_OPTIONS') env[k] = v
+// No TMUX/TMUX_PANE: inside a tmux session they would point tmux at that server, not TMUX_TMPDIR's.
+const dropped = new Set(['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'TMUX', 'TMUX_PANE'])
+for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !dropped.has(k)) env[k] = v
 Object.assign(env, {HOME: home, TMUX_TMPDIR: tmuxDir, NO_COLOR: '1'})
 
 const hubPort = await freePort()
@@ -73,15 +75,19 @@ try {
   const cli = (args) => JSON.parse(execFileSync(BIN, [...args, '--json'], {env: {...env, SVC_HUB_ENDPOINT: hubUrl}, cwd: work, encoding: 'utf8'}))
   const project = cli(['project', 'register', 'bench', '--no-remote']).project
   const agent = cli(['agent', 'create', 'bench-agent', '--harness', 'shell', '--project', project.id]).agent
+  // The agent's shell has its token in its environment (the local runtime passes it through a
+  // private env file, not the tmux session environment): have the shell write it out.
+  const tokenFile = join(work, 'agent-token')
   let token = ''
-  for (let i = 0; i < 50 && !token; i++) {
-    try {
-      token = execFileSync('tmux', ['show-environment', '-t', `svc-${agent.id}`, 'SVC_AUTH_TOKEN'], {env, encoding: 'utf8'}).trim().replace(/^SVC_AUTH_TOKEN=/, '')
-    } catch {
-      await new Promise((r) => setTimeout(r, 100))
+  for (let i = 0; i < 100 && !token; i++) {
+    if (i % 20 === 0) {
+      cli(['keys', agent.id, `printf %s "$SVC_AUTH_TOKEN" > ${tokenFile}`, '--project', project.id])
+      cli(['keys', agent.id, 'Enter', '--project', project.id])
     }
+    await new Promise((r) => setTimeout(r, 100))
+    if (existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim()
   }
-  if (!token) throw new Error(`no SVC_AUTH_TOKEN in tmux session svc-${agent.id}`)
+  if (!token) throw new Error(`the agent's shell did not write its SVC_AUTH_TOKEN`)
   const agentEnv = {...env, SVC_AUTH_TOKEN: token, SVC_AGENT_ID: agent.id, SVC_HUB_ENDPOINT: hubUrl}
 
   const cases = [

@@ -1,6 +1,6 @@
 import {Command, Flags, Errors} from '@oclif/core'
 import {AppError} from '../api/app-error.js'
-import {HubClient} from '../client/hub-client.js'
+import type {HubClient} from '../client/hub-client.js'
 import {loadCliSettings, type CliSettings} from '../config/cli-settings.js'
 import {credentialFor} from './credentials.js'
 import {EXIT, exitCodeOf} from './exit-codes.js'
@@ -49,6 +49,9 @@ export abstract class BaseCommand<T = unknown> extends Command {
     if (!cred && !opts.anonymous) {
       throw new AppError('not_signed_in', `no credential for ${endpoint}: run \`svc auth login\`, set SVC_AUTH_TOKEN, or start a workstation Hub (it writes ~/.svc/dev-token)`)
     }
+    // Loaded here, not at start-up: the HTTP client pulls in node:https, TLS and crypto, which
+    // `svc --version`, help and local commands do not need.
+    const {HubClient} = await import('../client/hub-client.js')
     return new HubClient(endpoint, cred?.token ?? null)
   }
 
