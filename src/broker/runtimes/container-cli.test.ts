@@ -169,4 +169,12 @@ describe('container CLI runtime against a stand-in CLI and real tmux', () => {
     await t.close()
     expect((await runCommand('tmux', ['has-session', '-t', '=svc'], {env})).code).toBe(0)
   })
+
+  it('attach fails clearly when the container has no tmux session', async () => {
+    await runCommand('tmux', ['new-session', '-d', '-s', 'other', '--', 'sleep', '100'], {env})
+    await runCommand('tmux', ['kill-session', '-t', '=svc'], {env})
+    await expect(rt.attach(h, {cols: 80, rows: 24})).rejects.toThrow(/attaching to svc-a1 failed \(the image must provide tmux\): tmux: can't find session/)
+    await runCommand('tmux', ['kill-server'], {env})
+    await expect(rt.attach(h, {cols: 80, rows: 24})).rejects.toThrow(/attaching to svc-a1 failed .*(no sessions|no server running|error connecting)/)
+  })
 })
