@@ -13,7 +13,8 @@ import {buildApp} from './server/app.js'
 import {artifactPageRoutes} from './server/routes/artifact-page.js'
 import {artifactRoutes} from './server/routes/artifacts.js'
 import {openStore, type Store} from './store/store.js'
-import {agentSettingsFromTree} from './domain/agents/agent-settings.js'
+import {createSettingsService} from './domain/settings/settings-service.js'
+import {adminSettingsRoutes} from './server/routes/admin-settings.js'
 import {DEV_USER} from './domain/hub-config.js'
 import type {Services} from './domain/services.js'
 import {TunnelRegistry} from './server/tunnel/tunnel-registry.js'
@@ -101,7 +102,11 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     if (applied.length) logger.info({applied}, 'database migrated')
     const deps: Deps = {store, clock: opts.clock ?? systemClock, logger, config}
     const tunnels = new TunnelRegistry()
-    const services = createServices(deps, {gateway: tunnels, agentSettings: async () => agentSettingsFromTree(bootstrap.tree)})
+    // Layer-1 settings from the database over the bootstrap merge; agents read this cached view.
+    const settings = createSettingsService({...deps, bootstrap, env, setLogLevel: (level) => (logger.level = level)})
+    await settings.init()
+    const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings})
+    services.routePlugins.push(adminSettingsRoutes(settings))
     const blobs = await blobStoreFrom(bootstrap, env)
     if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
@@ -131,6 +136,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
         tunnels.closeAll()
         await app.close()
         await services.close()
+        await settings.close()
         await store.close()
       },
     }

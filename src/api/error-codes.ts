@@ -45,6 +45,21 @@ export const ERROR_CODES = {
   broker_timeout: {status: 504, description: 'The runtime broker did not answer in time; the outcome is unknown.'},
 
   // Settings
+  validation_failed: {status: 400, description: 'A settings save has invalid values; `details.sections` lists each problem under its section (`{<section>: [{key, message}]}`). Nothing was written.'},
+  revision_conflict: {status: 409, description: 'A settings section changed since it was loaded (the `revisions` sent are stale); nothing was written. Load the settings again and retry.'},
+  legacy_server_yaml: {status: 409, description: 'The settings file has no `server` block while the deprecated `~/.svc/server.yaml` is in effect, and the save would create the block; move that file\'s keys first.'},
+  layer0_rejected: {status: 422, description: 'Hosted Hub: a bootstrap (Layer-0) field differs from what GET returns; `details.keys` names them. Change the deployment configuration instead.'},
+  unclassified_keys_rejected: {status: 422, description: 'A settings save changed a key the Hub does not know; `details.keys` names them.'},
+  unpersisted_keys_rejected: {status: 422, description: 'A settings save changed a key this Hub cannot store anywhere (no database home on a hosted Hub, or read-only such as `default_agent_role`); `details.keys` names them.'},
+  hub_owned_keys_rejected: {status: 422, description: 'A settings save changed or cleared `server.broker.broker_id` or `broker_token`, which the Hub writes itself.'},
+  unsaved_keys_rejected: {status: 422, description: 'Workstation save: a field would not load as sent (wrong type, value outside its set); nothing was saved. `details.keys` and `details.issues` say why.'},
+  invalid_timezone: {status: 422, description: '`default_timezone` is not an IANA time zone name (`Local` is refused too).'},
+  invalid_cloud_identity_mode: {status: 422, description: '`default_cloud_identity_mode` is not `Block`, `Passthrough` or `Assign`.'},
+  settings_file_write_failed: {status: 500, description: 'Workstation save: the database sections were saved (listed in `details.applied`) but the final settings-file write failed; the file is unchanged.'},
+  secret_scope_restricted: {status: 403, description: 'An agent wrote a project-scope secret while `agent_secrets.user_scope_only` is on; write it with `scope: "user"` or ask a user.'},
+  not_system_admin: {status: 403, description: 'The route needs a Hub system admin.'},
+  credential_kind_not_allowed: {status: 403, description: 'The route needs an interactive session (`svc auth login` or the web) or the dev credential; user access tokens, agent and broker credentials are refused.'},
+  not_loopback: {status: 403, description: 'The route answers only requests from the Hub\'s own host (loopback).'},
   yaml_alias_on_edited_path: {status: 422, description: 'A settings save would edit a key whose path in the settings file uses a YAML anchor, alias or merge key; nothing was written (edit the file by hand).'},
 
   // Messages and keys

@@ -14,8 +14,10 @@ import type {BrokerGateway} from './brokers/gateway.js'
 import {createTemplatesService, type TemplatesService} from './templates/templates-service.js'
 import {createKeysService, type KeysService} from './keys/keys-service.js'
 import {createMessagesService, type MessagesService} from './messages/messages-service.js'
+import {createProjectSettingsService, type ProjectSettingsService} from './project-settings/project-settings-service.js'
 import {createProjectsService, type ProjectsService} from './projects/projects-service.js'
 import {createUsersService, type UsersService} from './users/users-service.js'
+import type {SettingsService} from './settings/settings-service.js'
 
 /** Every domain service of one Hub, built once in the composition root. */
 export interface Services {
@@ -31,7 +33,10 @@ export interface Services {
   agentTokens: AgentTokens
   templates: TemplatesService
   messages: MessagesService
+  projectSettings: ProjectSettingsService
   keys: KeysService
+  /** Hub settings (Layer-1 sections, maintenance); absent in hand-built test service sets. */
+  settings?: SettingsService
   /** Names the Hub's own co-located broker once it has an identity. */
   setColocatedBroker(id: string | null): void
   ping: () => Promise<void>
@@ -45,6 +50,7 @@ export interface ServiceOptions {
   /** How the domain reaches brokers (the Hub's tunnel registry). */
   gateway: BrokerGateway
   agentSettings: AgentSettingsSource
+  settings?: SettingsService
 }
 
 export function createServices(deps: Deps, opts: ServiceOptions): Services {
@@ -54,17 +60,20 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   const status = createStatusWriter(deps)
   const access = createAgentAccess(deps)
   let colocatedBrokerId: string | null = null
+  const projects = createProjectsService(deps, [async (projectId) => ({agents: await agents.countInProject(projectId)})])
   const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId})
   return {
     authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),
     users,
-    projects: createProjectsService(deps, [async (projectId) => ({agents: await agents.countInProject(projectId)})]),
+    projects,
+    projectSettings: createProjectSettingsService(deps, projects, async () => (await opts.agentSettings()).defaults),
     brokers: createBrokersService(deps, (id) => opts.gateway.isConnected(id)),
     agents,
     agentTokens,
     templates: createTemplatesService(deps, access),
     messages: createMessagesService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings}),
     keys: createKeysService(deps, {access, gateway: opts.gateway}),
+    settings: opts.settings,
     setColocatedBroker: (id) => (colocatedBrokerId = id),
     close: () => status.close(),
     accessTokens: createAccessTokens(deps),

@@ -7,11 +7,13 @@ import type {Services} from '../domain/services.js'
 import {installAuth} from './plugins/auth.js'
 import {installErrorHandling} from './plugins/errors.js'
 import {installValidation} from './plugins/validation.js'
+import {installMaintenanceGate} from './plugins/maintenance.js'
 import {agentRoutes} from './routes/agents.js'
 import {authRoutes} from './routes/auth.js'
 import {brokerRoutes} from './routes/brokers.js'
 import {templateRoutes} from './routes/templates.js'
 import {keysRoutes} from './routes/keys.js'
+import {projectSettingsRoutes} from './routes/project-settings.js'
 import {messageRoutes} from './routes/messages.js'
 import type {TunnelRegistry} from './tunnel/tunnel-registry.js'
 import {healthRoutes} from './routes/health.js'
@@ -65,6 +67,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(websocket, {options: {maxPayload: 16 * 1024 * 1024}})
   const {services} = deps
   installAuth(app, services.authenticate, (headers, method, url, body) => services.brokers.verifySigned(headers, method, url, body))
+  const settings = services.settings
+  if (settings) installMaintenanceGate(app, () => settings.maintenance.active(), () => settings.maintenance.get().message)
 
   healthRoutes(app, services.ping)
   authRoutes(app, services)
@@ -77,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   templateRoutes(app, services.templates)
   await messageRoutes(app, services.messages)
   keysRoutes(app, services.keys)
+  projectSettingsRoutes(app, services.projectSettings)
   for (const extra of services.routePlugins) await extra(app)
   return app
 }

@@ -1,0 +1,113 @@
+import {EventEmitter} from 'node:events'
+import type {Driver} from './create-db.js'
+
+/**
+ * A small cross-replica notification port. PostgreSQL uses LISTEN/NOTIFY on one dedicated
+ * client (notifications are database-wide, so each carries the schema and replicas of other
+ * schemas ignore it); SQLite has a single node, so an in-process emitter per database file
+ * serves Hubs sharing the file inside one process (tests). Delivery is best effort: callers
+ * keep a poll as a backstop.
+ */
+export interface StoreEvents {
+  publish(channel: string, payload: Record<string, unknown>): Promise<void>
+  /** Calls `fn` for each notification on `channel` (own ones included); returns an unsubscribe. */
+  subscribe(channel: string, fn: (payload: Record<string, unknown>) => void): () => void
+  close(): Promise<void>
+}
+
+const local = new Map<string, EventEmitter>()
+
+function inProcessEvents(key: string): StoreEvents {
+  let bus = local.get(key)
+  if (!bus) {
+    bus = new EventEmitter()
+    bus.setMaxListeners(0)
+    local.set(key, bus)
+  }
+  const emitter = bus
+  const mine: Array<[string, (p: Record<string, unknown>) => void]> = []
+  return {
+    publish: async (channel, payload) => {
+      queueMicrotask(() => emitter.emit(channel, payload))
+    },
+    subscribe: (channel, fn) => {
+      emitter.on(channel, fn)
+      mine.push([channel, fn])
+      return () => emitter.off(channel, fn)
+    },
+    close: async () => {
+      for (const [c, fn] of mine) emitter.off(c, fn)
+    },
+  }
+}
+
+const PG_CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/
+
+async function pgEvents(url: string, notify: (channel: string, text: string) => Promise<void>): Promise<StoreEvents> {
+  const pg = await import('pg')
+  const Client = pg.default?.Client ?? (pg as unknown as {Client: typeof import('pg').Client}).Client
+  const emitter = new EventEmitter()
+  emitter.setMaxListeners(0)
+  let client: InstanceType<typeof Client> | null = null
+  let schema = ''
+  let closed = false
+  const listening = new Set<string>()
+  let connecting: Promise<void> | null = null
+
+  const connect = async () => {
+    const c = new Client({connectionString: url})
+    c.on('error', () => {
+      // The connection dropped: reconnect on the next subscribe or publish; the poll covers the gap.
+      if (client === c) client = null
+    })
+    c.on('notification', (msg) => {
+      if (!msg.payload) return
+      try {
+        const parsed = JSON.parse(msg.payload) as {schema?: string; payload?: Record<string, unknown>}
+        if (parsed.schema === schema && parsed.payload) emitter.emit(msg.channel, parsed.payload)
+      } catch {
+        // not ours
+      }
+    })
+    await c.connect()
+    const {rows} = await c.query<{schema: string}>('select current_schema() as schema')
+    schema = rows[0].schema
+    for (const ch of listening) await c.query(`listen ${ch}`)
+    client = c
+  }
+  const ensure = async () => {
+    if (closed || client) return
+    connecting ??= connect().finally(() => (connecting = null))
+    await connecting
+  }
+  await ensure()
+  return {
+    publish: async (channel, payload) => {
+      if (!PG_CHANNEL.test(channel)) throw new Error(`bad channel ${channel}`)
+      await ensure()
+      await notify(channel, JSON.stringify({schema, payload}))
+    },
+    subscribe: (channel, fn) => {
+      if (!PG_CHANNEL.test(channel)) throw new Error(`bad channel ${channel}`)
+      emitter.on(channel, fn)
+      if (!listening.has(channel)) {
+        listening.add(channel)
+        void ensure()
+          .then(() => client?.query(`listen ${channel}`))
+          .catch(() => {})
+      }
+      return () => emitter.off(channel, fn)
+    },
+    close: async () => {
+      closed = true
+      emitter.removeAllListeners()
+      const c = client
+      client = null
+      await c?.end().catch(() => {})
+    },
+  }
+}
+
+export async function createStoreEvents(driver: Driver, url: string, notify: (channel: string, text: string) => Promise<void>): Promise<StoreEvents> {
+  return driver === 'postgres' ? pgEvents(url, notify) : inProcessEvents(url)
+}
