@@ -155,7 +155,7 @@ const manifest = JSON.parse(await manifestText())
  * holds only what V8 compiles eagerly, so every function that runs at start-up (oclif's config
  * loading, the base command...) would still be parsed and compiled on each start. Instead the
  * bundle is an asset compiled with `vm.Script` and a code cache recorded at build time AFTER
- * running `--version` and `status --help` in the pinned Node (recordCodeCache below), so those
+ * running `--version`, `status --help` and `status thinking` in the pinned Node (recordCodeCache below), so those
  * functions come compiled. A rejected cache (another V8) only costs time: V8 compiles as usual.
  * WRAP must be byte-identical in the loader and the recorder, or V8 rejects the cache.
  */
@@ -183,8 +183,14 @@ globalThis.__SVC_CODE_CACHE_BUILD__ = true
 const m = {exports: {}}
 script.runInThisContext()(m.exports, require, m, ${JSON.stringify(bundle)}, ${JSON.stringify(work)})
 process.stdout.write = () => true
+process.stderr.write = () => true
 ;(async () => {
   for (const argv of [['--version'], ['status', '--help']]) await m.exports.main(argv)
+  // An agent's status report, to a port nothing listens on: compiles the command, settings and
+  // HTTP client paths (it ends in hub_unreachable).
+  Object.assign(process.env, {SVC_HUB_ENDPOINT: 'http://127.0.0.1:9', SVC_AUTH_TOKEN: 'svc_agt_record', SVC_AGENT_ID: 'record'})
+  await m.exports.main(['status', 'thinking'])
+  process.exitCode = 0
   fs.writeFileSync(${JSON.stringify(cacheFile)}, script.createCachedData())
 })()
 `)
