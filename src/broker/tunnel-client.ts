@@ -144,7 +144,8 @@ export class TunnelClient {
           },
           onData: (l) => void state.data.push(l),
           onResize: (l) => void state.resize.push(l),
-          onClose: (l) => void state.close.push(l),
+          // A stream the Hub closed while it was still opening (a slow attach) still closes.
+          onClose: (l) => (state.closed ? l() : void state.close.push(l)),
         }
         this.handlers.openStream(sid, msg.method, msg.params, io).then(
           () => this.send({t: 'opened', sid}),

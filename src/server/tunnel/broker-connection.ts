@@ -121,7 +121,11 @@ export class BrokerConnection {
     const state: StreamState = {data: [], close: [], opened: null, closed: false}
     this.streams.set(sid, state)
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new AppError('broker_timeout', `broker ${this.brokerId} did not open ${method} in time`)), timeoutMs)
+      const timer = setTimeout(() => {
+        // Tell the broker too, so a stream that opens late is closed rather than left running.
+        if (this.open) this.send({t: 'close', sid})
+        reject(new AppError('broker_timeout', `broker ${this.brokerId} did not open ${method} in time`))
+      }, timeoutMs)
       state.opened = {
         resolve: () => (clearTimeout(timer), resolve()),
         reject: (e) => (clearTimeout(timer), reject(e)),
