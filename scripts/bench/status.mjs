@@ -1,6 +1,6 @@
 // Status-report benchmark: starts a workstation Hub (`svc server start`, SQLite, its co-located
 // broker on the local tmux runtime with a private TMUX_TMPDIR) in a temp HOME, creates a `shell`
-// agent, reads the agent's token from its tmux session, then drives
+// agent, reads the agent's token from its harness process, then drives
 // `POST /api/v1/agents/:id/status` with authenticated reports from C keep-alive connections for
 // D seconds. The same load then hits a Fastify hello-world POST route in its own process, in the
 // same run. Prints both throughputs, their ratio (target >= 0.6) and the Hub's p99 latency
@@ -140,8 +140,14 @@ try {
   }
   const {agent} = await request('POST', `${hubUrl}/api/v1/agents`, {token: devToken, body: {name: 'bench', projectId: 'default', harnessConfig: 'shell'}})
   if (agent.phase !== 'running') throw new Error(`the agent did not start: ${JSON.stringify(agent)}`)
-  const line = execFileSync('tmux', ['show-environment', '-t', `svc-${agent.id}`, 'SVC_AUTH_TOKEN'], {env: tmuxEnv, encoding: 'utf8'}).trim()
-  const token = line.slice(line.indexOf('=') + 1)
+  // The agent's token as its harness process has it (the local runtime does not leave it in tmux).
+  const pid = execFileSync('tmux', ['display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}'], {env: tmuxEnv, encoding: 'utf8'}).trim()
+  let token = ''
+  for (let i = 0; i < 50 && !token; i++) {
+    token = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('SVC_AUTH_TOKEN='))?.slice('SVC_AUTH_TOKEN='.length) ?? ''
+    if (!token) await new Promise((r) => setTimeout(r, 100))
+  }
+  if (!token) throw new Error('the agent has no SVC_AUTH_TOKEN')
 
   const hello = spawn(process.execPath, ['-e', HELLO, String(helloPort)], {stdio: ['ignore', 'pipe', 'inherit']})
   children.push(hello)

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {BIN, cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
-import {tmuxAt, waitFor} from '../helpers/live-hub.js'
+import {agentProcessEnv, tmuxAt, waitFor} from '../helpers/live-hub.js'
 
 /** IDs and times out of human output, so it can be snapshot. */
 const normalise = (text: string) =>
@@ -77,8 +77,10 @@ describe('svc agent, broker and status against a workstation Hub', {timeout: 180
   })
 
   it('svc status, run with the agent\'s own environment, changes its activity', async () => {
-    const value = (name: string) => tmux('show-environment', '-t', `svc-${demo.id}`, name).stdout.trim().split('=').slice(1).join('=')
-    const agentEnv = {SVC_AUTH_TOKEN: value('SVC_AUTH_TOKEN'), SVC_AGENT_ID: value('SVC_AGENT_ID'), SVC_HUB_ENDPOINT: value('SVC_HUB_ENDPOINT')}
+    // The agent's own environment, as its harness process has it (the local runtime hands it over
+    // through a private file, so tmux show-environment does not hold the token).
+    const own = agentProcessEnv(tmuxDir, demo.id)
+    const agentEnv = {SVC_AUTH_TOKEN: own.SVC_AUTH_TOKEN, SVC_AGENT_ID: own.SVC_AGENT_ID, SVC_HUB_ENDPOINT: own.SVC_HUB_ENDPOINT}
     expect(agentEnv.SVC_AUTH_TOKEN).toMatch(/^svc_agt_/)
     expect(agentEnv.SVC_AGENT_ID).toBe(demo.id)
     const r = await svc(['status', 'thinking', '--detail', 'x', '--json'], agentEnv)

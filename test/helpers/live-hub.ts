@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import WebSocket from 'ws'
@@ -27,6 +27,21 @@ export function tmuxAt(tmpdirPath: string, args: string[]) {
   delete env.TMUX_PANE
   const r = spawnSync('tmux', args, {env, encoding: 'utf8', timeout: 10_000})
   return {code: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
+}
+
+/**
+ * The environment of an agent's harness process on the local runtime, read from /proc: the
+ * runtime passes it through a private file its loader deletes, so tmux does not hold it.
+ */
+export function agentProcessEnv(tmpdirPath: string, agentId: string): Record<string, string> {
+  const pid = tmuxAt(tmpdirPath, ['display-message', '-p', '-t', `=svc-${agentId}:`, '#{pane_pid}']).stdout.trim()
+  if (!/^\d+$/.test(pid)) throw new Error(`no pane for agent ${agentId}`)
+  const out: Record<string, string> = {}
+  for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const i = entry.indexOf('=')
+    if (i > 0) out[entry.slice(0, i)] = entry.slice(i + 1)
+  }
+  return out
 }
 
 /**

@@ -1,7 +1,7 @@
 import WebSocket from 'ws'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {describeEachDialect} from '../helpers/hub.js'
-import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
+import {agentProcessEnv, startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
 import {createUser} from '../helpers/users.js'
 
 /**
@@ -46,13 +46,12 @@ describeEachDialect('agents: on the co-located broker (local runtime, tmux)', (d
     expect(r.body.agent).toMatchObject({name: 'demo', phase: 'running', runtime: 'local', brokerId: hub.brokerId, createdBy: {kind: 'user', id: 'dev-user'}})
     agent = r.body.agent
     expect(hub.tmux('has-session', '-t', `=${session()}`).code).toBe(0)
-    const env = (name: string) => hub.tmux('show-environment', '-t', session(), name).stdout.trim()
-    token = env('SVC_AUTH_TOKEN').split('=')[1]
+    const env = await waitFor(() => agentProcessEnv(hub.tmuxTmpdir, agent.id).SVC_AGENT_ID && agentProcessEnv(hub.tmuxTmpdir, agent.id), 10_000, 'the harness environment')
+    token = env.SVC_AUTH_TOKEN
     expect(token).toMatch(/^svc_agt_/)
-    expect(env('SVC_AGENT_ID')).toBe(`SVC_AGENT_ID=${agent.id}`)
-    expect(env('SVC_AGENT_NAME')).toBe('SVC_AGENT_NAME=demo')
-    expect(env('SVC_PROJECT_ID')).toBe(`SVC_PROJECT_ID=${agent.projectId}`)
-    expect(env('SVC_HUB_ENDPOINT')).toBe(`SVC_HUB_ENDPOINT=${hub.url}`)
+    expect(env).toMatchObject({SVC_AGENT_ID: agent.id, SVC_AGENT_NAME: 'demo', SVC_PROJECT_ID: agent.projectId, SVC_HUB_ENDPOINT: hub.url})
+    // The token is not left in tmux's own environment.
+    expect(hub.tmux('show-environment', '-t', session(), 'SVC_AUTH_TOKEN').stdout).not.toContain('svc_agt_')
     const broker = (await hub.request('GET', `/api/v1/brokers/${hub.brokerId}`)).body.broker
     expect(broker).toMatchObject({colocated: true, status: 'online', connected: true, runtimes: ['local'], agents: 1})
   })
