@@ -2,8 +2,11 @@ import {spawn} from 'node:child_process'
 import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 import {BIN, cliEnv, freePort, runCli, startServerProcess, type CliResult, type RunningServer} from '../helpers/cli.js'
+
+// Liveness limits only (a shared, loaded machine): each step spawns a Node process.
+vi.setConfig({testTimeout: 180_000, hookTimeout: 120_000})
 
 /** Stable text for snapshots: IDs, times, ports and secrets replaced by same-length placeholders. */
 function normalise(text: string): string {
@@ -42,7 +45,7 @@ function runInTty(args: string[], env: NodeJS.ProcessEnv, input: string, cwd?: s
     let output = ''
     child.stdout.on('data', (d) => (output += d))
     child.stderr.on('data', (d) => (output += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)
@@ -66,10 +69,10 @@ describe('svc CLI against a workstation Hub', () => {
   const home = freshHome()
   let server: RunningServer
   let env: NodeJS.ProcessEnv
-  const svc = (args: string[], extra: Record<string, string> = {}) => runCli(args, {env: {...env, ...extra}, cwd: home})
+  const svc = (args: string[], extra: Record<string, string> = {}) => runCli(args, {env: {...env, ...extra}, cwd: home, timeoutMs: 60_000})
 
   beforeAll(async () => {
-    server = await startServerProcess([], cliEnv(home))
+    server = await startServerProcess([], cliEnv(home), 90_000)
     env = cliEnv(home, {SVC_HUB_ENDPOINT: server.url, OCLIF_COLUMNS: '80'})
   })
   afterAll(async () => {
@@ -194,16 +197,16 @@ describe('svc CLI without a Hub', () => {
   const env = (home: string, extra: Record<string, string> = {}) => cliEnv(home, {OCLIF_COLUMNS: '80', ...extra})
 
   it('svc --version prints svc/<version> <platform> node-<version>', async () => {
-    const r = await runCli(['--version'], {env: env(freshHome())})
+    const r = await runCli(['--version'], {env: env(freshHome()), timeoutMs: 60_000})
     expect(r.code).toBe(0)
     expect(r.stdout.trim()).toBe(`svc/0.1.0 ${process.platform}-${process.arch} node-${process.version}`)
   })
 
   it('an unknown command exits 2', async () => {
-    const r = await runCli(['frobnicate'], {env: env(freshHome())})
+    const r = await runCli(['frobnicate'], {env: env(freshHome()), timeoutMs: 60_000})
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('frobnicate')
-    const j = await runCli(['frobnicate', '--json'], {env: env(freshHome())})
+    const j = await runCli(['frobnicate', '--json'], {env: env(freshHome()), timeoutMs: 60_000})
     expect(j.code).toBe(2)
     expect(oneDocument(j).error.code).toBe('usage_error')
   })
@@ -211,37 +214,37 @@ describe('svc CLI without a Hub', () => {
   it('an unreachable Hub exits 3 with hub_unreachable', async () => {
     const port = await freePort()
     const e = env(freshHome(), {SVC_HUB_ENDPOINT: `http://127.0.0.1:${port}`, SVC_DEV_TOKEN: 'svc_dev_' + 'a'.repeat(64)})
-    const r = await runCli(['project', 'list'], {env: e})
+    const r = await runCli(['project', 'list'], {env: e, timeoutMs: 60_000})
     expect(r.code).toBe(3)
     expect(r.stderr).toContain('hub_unreachable')
-    const j = await runCli(['project', 'list', '--json'], {env: e})
+    const j = await runCli(['project', 'list', '--json'], {env: e, timeoutMs: 60_000})
     expect(j.code).toBe(3)
     expect(oneDocument(j).error).toMatchObject({code: 'hub_unreachable', details: {endpoint: `http://127.0.0.1:${port}`}})
   })
 
   it('no credential at all is not_signed_in, exit 1', async () => {
     const port = await freePort()
-    const r = await runCli(['whoami', '--json'], {env: env(freshHome(), {SVC_HUB_ENDPOINT: `http://127.0.0.1:${port}`})})
+    const r = await runCli(['whoami', '--json'], {env: env(freshHome(), {SVC_HUB_ENDPOINT: `http://127.0.0.1:${port}`}), timeoutMs: 60_000})
     expect(r.code).toBe(1)
     expect(oneDocument(r).error.code).toBe('not_signed_in')
   })
 
   it('prints the usage hint after an error by default; cli.autohelp: false suppresses it', async () => {
-    const withHint = await runCli(['project', 'get'], {env: env(freshHome())})
+    const withHint = await runCli(['project', 'get'], {env: env(freshHome()), timeoutMs: 60_000})
     expect(withHint.code).toBe(2)
     expect(withHint.stderr).toContain('Usage: svc project get [PROJECT] [flags]')
     expect(normalise(withHint.stderr)).toMatchSnapshot('usage error with autohelp')
 
-    const quiet = await runCli(['project', 'get'], {env: env(freshHome('schema_version: "1"\ncli:\n  autohelp: false\n'))})
+    const quiet = await runCli(['project', 'get'], {env: env(freshHome('schema_version: "1"\ncli:\n  autohelp: false\n')), timeoutMs: 60_000})
     expect(quiet.code).toBe(2)
     expect(quiet.stderr).toContain('no project')
     expect(quiet.stderr).not.toContain('Usage:')
 
     // SVC_CLI_AUTOHELP overrides the file.
-    const forced = await runCli(['project', 'get'], {env: env(freshHome('schema_version: "1"\ncli:\n  autohelp: false\n'), {SVC_CLI_AUTOHELP: 'true'})})
+    const forced = await runCli(['project', 'get'], {env: env(freshHome('schema_version: "1"\ncli:\n  autohelp: false\n'), {SVC_CLI_AUTOHELP: 'true'}), timeoutMs: 60_000})
     expect(forced.stderr).toContain('Usage:')
     // Never with --json: stdout holds only the error document.
-    const json = await runCli(['project', 'get', '--json'], {env: env(freshHome())})
+    const json = await runCli(['project', 'get', '--json'], {env: env(freshHome()), timeoutMs: 60_000})
     expect(oneDocument(json).error.code).toBe('usage_error')
     expect(json.stderr).not.toContain('Usage:')
   })

@@ -1,12 +1,14 @@
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
+
+vi.setConfig({testTimeout: 120_000})
 import {COMMANDS} from '../../src/cli/commands.js'
 import {cliEnv, runCli} from '../helpers/cli.js'
 
 const env = cliEnv(mkdtempSync(join(tmpdir(), 'svc-e2e-help-')), {OCLIF_COLUMNS: '80'})
-const svc = (args: string[]) => runCli(args, {env})
+const svc = (args: string[]) => runCli(args, {env, timeoutMs: 60_000})
 
 /** The VERSION section names the platform and Node version of the machine: keep it out of snapshots. */
 const stable = (text: string) => text.replace(/svc\/\S+ \S+ node-v\S+/g, 'svc/VERSION PLATFORM node-VERSION')

@@ -2,11 +2,15 @@ import {mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import pg from 'pg'
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 import {MIGRATIONS} from '../../src/store/migrations/index.js'
 import {spawn} from 'node:child_process'
 import {BIN, cliEnv, freePort, runCli, startServerProcess} from '../helpers/cli.js'
 import {createPgSchema, pgAvailable, pgUrl} from '../helpers/pg.js'
+
+// Liveness limits only (a shared, loaded machine): a Hub may take many seconds to come up.
+vi.setConfig({testTimeout: 120_000})
+const SLOW = {timeoutMs: 90_000}
 
 function homeWith(settings?: string): string {
   const home = mkdtempSync(join(tmpdir(), 'svc-e2e-start-'))
@@ -19,20 +23,20 @@ function homeWith(settings?: string): string {
 
 describe('svc server start refuses bad configuration with exit 2', () => {
   it('SVC_SERVER_MODE=bogus exits 2 naming the value', async () => {
-    const r = await runCli(['server', 'start', '--port', '0'], {env: cliEnv(homeWith(), {SVC_SERVER_MODE: 'bogus'})})
+    const r = await runCli(['server', 'start', '--port', '0'], {env: cliEnv(homeWith(), {SVC_SERVER_MODE: 'bogus'}), ...SLOW})
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('"bogus"')
     expect(r.stdout).toBe('')
   })
 
   it('server.mode: Hosted in the settings file exits 2 (the mode is case-sensitive)', async () => {
-    const r = await runCli(['server', 'start', '--port', '0'], {env: cliEnv(homeWith('schema_version: "1"\nserver:\n  mode: Hosted\n'))})
+    const r = await runCli(['server', 'start', '--port', '0'], {env: cliEnv(homeWith('schema_version: "1"\nserver:\n  mode: Hosted\n')), ...SLOW})
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('"Hosted"')
   })
 
   it('with --json the refusal is one JSON document on stdout', async () => {
-    const r = await runCli(['server', 'start', '--port', '0', '--json'], {env: cliEnv(homeWith(), {SVC_SERVER_MODE: 'bogus'})})
+    const r = await runCli(['server', 'start', '--port', '0', '--json'], {env: cliEnv(homeWith(), {SVC_SERVER_MODE: 'bogus'}), ...SLOW})
     expect(r.code).toBe(2)
     expect(r.json).toEqual({error: {code: 'usage_error', message: expect.stringContaining('"bogus"')}})
   })
@@ -40,10 +44,10 @@ describe('svc server start refuses bad configuration with exit 2', () => {
   it('a YAML syntax error exits 2 naming the file, the line and the key', async () => {
     const home = homeWith('schema_version: "1"\nserver:\n  hub:\n    port: 9811\n    host: "127.0.0.1\n')
     const file = join(home, '.svc', 'settings.yaml')
-    const r = await runCli(['server', 'start', '--port', '0'], {env: cliEnv(home)})
+    const r = await runCli(['server', 'start', '--port', '0'], {env: cliEnv(home), ...SLOW})
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(new RegExp(`${file.replace(/[.]/g, '\\.')}:[2-6]:\\d+: server\\.hub\\.host: `))
-    const j = await runCli(['server', 'start', '--port', '0', '--json'], {env: cliEnv(home)})
+    const j = await runCli(['server', 'start', '--port', '0', '--json'], {env: cliEnv(home), ...SLOW})
     expect(j.code).toBe(2)
     expect(j.json.error).toMatchObject({code: 'config_invalid', details: {file, key: 'server.hub.host'}})
     expect(j.json.error.details.line).toBeGreaterThan(1)
@@ -52,10 +56,10 @@ describe('svc server start refuses bad configuration with exit 2', () => {
   it('a wrong type exits 2 with file:line:column, the key, expected and found', async () => {
     const home = homeWith('schema_version: "1"\nserver:\n  hub:\n    port: abc\n')
     const file = join(home, '.svc', 'settings.yaml')
-    const r = await runCli(['server', 'start'], {env: cliEnv(home)})
+    const r = await runCli(['server', 'start'], {env: cliEnv(home), ...SLOW})
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`${file}:4:11: server.hub.port: expected a whole number, found the string "abc"`)
-    const j = await runCli(['server', 'start', '--json'], {env: cliEnv(home)})
+    const j = await runCli(['server', 'start', '--json'], {env: cliEnv(home), ...SLOW})
     expect(j.json).toEqual({error: {code: 'config_invalid', message: expect.stringContaining('server.hub.port'), details: {file, line: 4, column: 11, key: 'server.hub.port'}}})
   })
 
@@ -65,7 +69,7 @@ describe('svc server start refuses bad configuration with exit 2', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()))
     const port = (blocker.address() as {port: number}).port
     try {
-      const r = await runCli(['server', 'start', '--port', String(port)], {env: cliEnv(homeWith())})
+      const r = await runCli(['server', 'start', '--port', String(port)], {env: cliEnv(homeWith()), ...SLOW})
       expect(r.code).toBe(1)
       expect(r.stderr).toContain(`port ${port}`)
       expect(r.stderr).toContain('already in use')
@@ -75,7 +79,7 @@ describe('svc server start refuses bad configuration with exit 2', () => {
   })
 
   it('a bad environment variable exits 2 naming it', async () => {
-    const r = await runCli(['server', 'start'], {env: cliEnv(homeWith(), {SVC_SERVER_HUB_PORT: 'eighty'})})
+    const r = await runCli(['server', 'start'], {env: cliEnv(homeWith(), {SVC_SERVER_HUB_PORT: 'eighty'}), ...SLOW})
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('SVC_SERVER_HUB_PORT')
     expect(r.stderr).toContain('"eighty"')
@@ -91,7 +95,7 @@ describe('svc server start --json', () => {
     child.stderr.on('data', (d) => (stderr += d))
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no JSON line within 20 s: ${stderr}`)), 20_000)
+      const timer = setTimeout(() => reject(new Error(`no JSON line within 90 s: ${stderr}`)), 90_000)
       child.stdout.on('data', (d) => {
         stdout += d
         if (stdout.includes('\n')) {
@@ -134,8 +138,8 @@ describe.skipIf(!pgOk)(`two hosted Hubs on one empty PostgreSQL database${pgOk ?
     const schema = await createPgSchema()
     const env = (home: string) => cliEnv(home, {SVC_SERVER_DATABASE_DRIVER: 'postgres', SVC_SERVER_DATABASE_URL: schema.url})
     const servers = await Promise.all([
-      startServerProcess(['--hosted', '--host', '127.0.0.1'], env(homeWith()), 30_000),
-      startServerProcess(['--hosted', '--host', '127.0.0.1'], env(homeWith()), 30_000),
+      startServerProcess(['--hosted', '--host', '127.0.0.1'], env(homeWith()), 90_000),
+      startServerProcess(['--hosted', '--host', '127.0.0.1'], env(homeWith()), 90_000),
     ])
     try {
       for (const s of servers) {
