@@ -257,6 +257,15 @@ describe('local tmux runtime (real tmux)', () => {
     await rt.stop(h)
   })
 
+  it('an attached stream closes when the session is stopped', async () => {
+    const h = await rt.start(spec())
+    const t = await rt.attach(h, {cols: 80, rows: 24})
+    const closed = new Promise<void>((resolve) => t.onClose(resolve))
+    await rt.stop(h)
+    await closed
+    await expect(t.write(Buffer.from('x'))).rejects.toThrow(/closed/)
+  })
+
   it('attach fails clearly when there is no session', async () => {
     await expect(rt.attach({runtime: 'local', ref: 'svc-missing'}, {cols: 80, rows: 24})).rejects.toThrow(/does not exist/)
   })
