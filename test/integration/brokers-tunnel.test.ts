@@ -95,6 +95,25 @@ describeEachDialect('brokers: the tunnel', (dialect) => {
     expect((await hub.request('GET', `/api/v1/agents?projectId=${projectId}`)).body.agents.map((a: {name: string}) => a.name)).not.toContain('nowhere')
   })
 
+  it('without a requested broker the project\'s default broker is chosen while it is connected', async () => {
+    const b = await joined('edge-default')
+    await b.connect()
+    await waitFor(async () => (await broker(b.brokerId)).connected, 5000, 'broker connected')
+    await hub.store.projects.update(projectId, {defaultBrokerId: b.brokerId}, new Date().toISOString())
+    try {
+      const r = await create({name: 'defaulted'})
+      expect(r.status).toBe(201)
+      expect(r.body.agent.brokerId).toBe(b.brokerId)
+      expect(b.requests('agent.start')).toHaveLength(1)
+      await b.close()
+      await waitFor(async () => !(await broker(b.brokerId)).connected, 5000, 'broker disconnected')
+      // Offline default and no other broker of the Hub: 503.
+      expect((await create({name: 'defaulted-2'})).status).toBe(503)
+    } finally {
+      await hub.store.projects.update(projectId, {defaultBrokerId: null}, new Date().toISOString())
+    }
+  })
+
   it('when the tunnel drops the broker goes offline and creates on it answer 503', async () => {
     const b = await joined('edge-drop')
     await b.connect()
