@@ -16,6 +16,9 @@ import type {SettingsDeps} from './settings-service.js'
 import {validateSections} from './validate.js'
 
 const TOKEN_MASK = '********'
+
+/** The final file write; a seam so tests can make it fail after the database was saved. */
+export const fileWriter = {write: writeFileAtomic}
 const MODES = ['', 'workstation', 'hosted', 'production']
 
 export interface SectionResult {
@@ -174,7 +177,7 @@ export function createSaver(o: SaverOpts) {
       return {sections, applied: Object.keys(sections).filter((s) => sections[s].status === 'saved'), notices}
     }
 
-    const ignored = fileEdits.filter(([k]) => WORKSTATION_FORCED.has(k) || bootstrap.origins[k] === 'env' || bootstrap.origins[k] === 'flag').map(([k]) => k)
+    const ignored = fileEdits.filter(([k]) => WORKSTATION_FORCED.has(k) || bootstrap.origins[k] === 'env').map(([k]) => k)
     const edits = fileEdits.filter(([k]) => !ignored.includes(k))
     if (ignored.length) notices.push(`ignored (overridden at every start or by the environment, no effect in the file): ${ignored.join(', ')}`)
     const file = settingsFile()
@@ -230,7 +233,7 @@ export function createSaver(o: SaverOpts) {
       const applied = Object.keys(sections).filter((s) => sections[s].status === 'saved')
       if (text !== text0) {
         try {
-          writeFileAtomic(realTarget(file), text)
+          fileWriter.write(realTarget(file), text)
         } catch (err) {
           o.deps.logger.error({err, file, applied}, 'settings file write failed after the database was saved')
           throw new AppError('settings_file_write_failed', `the database sections were saved but writing ${file} failed: ${(err as Error).message}`, {applied, sections, file_keys: written})
