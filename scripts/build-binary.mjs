@@ -160,23 +160,62 @@ const manifest = JSON.parse(await manifestText())
  * WRAP must be byte-identical in the loader and the recorder, or V8 rejects the cache.
  */
 const WRAP = ['(function (exports, require, module, __filename, __dirname) {', '\n})']
+
+/**
+ * Packages only the Hub, the broker and the database use. They go into a second bundle (asset
+ * vendor.cjs, with its own code cache) that is compiled on the first `require` of any of them, so
+ * a CLI command does not pay for decoding and compiling them at every start. In the main bundle
+ * each is a one-line module asking the loader for it (`globalThis.__svcVendor`). Only packages go
+ * there, never our own modules, so no class exists twice (an AppError is always the same class).
+ */
+const VENDOR = ['fastify', '@fastify/cookie', '@fastify/websocket', 'kysely', 'pg', 'better-sqlite3', 'openid-client', 'ajv', 'ajv-formats', 'markdown-it', '@aws-sdk/client-s3', '@aws-sdk/s3-request-presigner', 'pino']
+
+const vendorStubPlugin = {
+  name: 'svc-vendor-stub',
+  setup(b) {
+    const filter = new RegExp(`^(${VENDOR.map((v) => v.replace(/[/.]/g, '\\$&')).join('|')})$`)
+    b.onResolve({filter}, (args) => ({path: args.path, namespace: 'svc-vendor'}))
+    b.onLoad({filter: /.*/, namespace: 'svc-vendor'}, (args) => ({contents: `module.exports = globalThis.__svcVendor(${JSON.stringify(args.path)})`, loader: 'js'}))
+  },
+}
+
+/** Source that defines globalThis.__svcVendor(name), compiling the vendor bundle on first use. */
+const vendorLoader = (readSource, readCache) => `let vendor
+globalThis.__svcVendor = (name) => {
+  if (!vendor) {
+    const vendorScript = new vm.Script(${JSON.stringify(WRAP[0])} + ${readSource} + ${JSON.stringify(WRAP[1])}, {filename: 'vendor.cjs', cachedData: ${readCache}})
+    const vendorModule = {exports: {}}
+    vendorScript.runInThisContext()(vendorModule.exports, require, vendorModule, __filename, __dirname)
+    vendor = vendorModule.exports
+    globalThis.__svcVendorScript = vendorScript
+  }
+  return vendor[name]()
+}
+`
+
 const LOADER = `'use strict'
-// svc single executable: compiles the bundled CLI and Hub (asset svc.cjs) with the V8 code cache
-// recorded at build time (asset svc.cache); see scripts/build-binary.mjs.
+// svc single executable: compiles the bundled CLI (asset svc.cjs) with the V8 code cache recorded
+// at build time (asset svc.cache), and the Hub's packages (vendor.cjs) when first needed; see
+// scripts/build-binary.mjs.
 const sea = require('node:sea')
 const vm = require('node:vm')
+${vendorLoader("sea.getAsset('vendor.cjs', 'utf8')", "Buffer.from(sea.getRawAsset('vendor.cache'))")}
 const source = ${JSON.stringify(WRAP[0])} + sea.getAsset('svc.cjs', 'utf8') + ${JSON.stringify(WRAP[1])}
 const script = new vm.Script(source, {filename: 'svc.cjs', cachedData: Buffer.from(sea.getRawAsset('svc.cache'))})
 if (process.env.SVC_SEA_CODE_CACHE_CHECK) process.stderr.write('svc code cache ' + (script.cachedDataRejected ? 'rejected' : 'accepted') + '\\n')
 script.runInThisContext()(exports, require, module, __filename, __dirname)
 `
 
-/** Runs the bundle in the pinned Node (so the cache matches its V8) and records the code cache. */
-function recordCodeCache(bundle, cacheFile, work) {
+/**
+ * Runs the bundles in the pinned Node (so the caches match its V8) and records their code caches:
+ * svc.cache after sample command lines, vendor.cache after loading every vendor package.
+ */
+function recordCodeCache(bundle, vendorBundle, cacheFile, vendorCacheFile, work) {
   const recorder = join(work, 'record-cache.cjs')
   writeFileSync(recorder, `'use strict'
 const fs = require('node:fs')
 const vm = require('node:vm')
+${vendorLoader(`fs.readFileSync(${JSON.stringify(vendorBundle)}, 'utf8')`, 'undefined')}
 const source = ${JSON.stringify(WRAP[0])} + fs.readFileSync(${JSON.stringify(bundle)}, 'utf8') + ${JSON.stringify(WRAP[1])}
 const script = new vm.Script(source, {filename: 'svc.cjs'})
 globalThis.__SVC_CODE_CACHE_BUILD__ = true
@@ -192,6 +231,8 @@ process.stderr.write = () => true
   await m.exports.main(['status', 'thinking'])
   process.exitCode = 0
   fs.writeFileSync(${JSON.stringify(cacheFile)}, script.createCachedData())
+  for (const name of ${JSON.stringify(VENDOR)}) globalThis.__svcVendor(name)
+  fs.writeFileSync(${JSON.stringify(vendorCacheFile)}, globalThis.__svcVendorScript.createCachedData())
 })()
 `)
   const home = join(work, 'home')
@@ -222,18 +263,33 @@ try {
     minifySyntax: true,
     legalComments: 'none',
     metafile: true,
-    plugins: [lazyRegistryPlugin, patchPlugin, builtinImportPlugin, absentOptionalPlugin],
+    plugins: [lazyRegistryPlugin, vendorStubPlugin, patchPlugin, builtinImportPlugin, absentOptionalPlugin],
+    logLevel: 'warning',
+  })
+  const vendorBundle = join(work, 'vendor.cjs')
+  await build({
+    stdin: {contents: `module.exports = {${VENDOR.map((v) => `${JSON.stringify(v)}: () => require(${JSON.stringify(v)})`).join(', ')}}`, resolveDir: root, loader: 'js', sourcefile: 'vendor-entry.cjs'},
+    outfile: vendorBundle,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'none',
+    plugins: [patchPlugin, builtinImportPlugin, absentOptionalPlugin],
     logLevel: 'warning',
   })
   writeFileSync(join(work, 'meta.json'), JSON.stringify(result.metafile))
   const want = Object.keys(manifest.commands).sort().join(' ')
   if ((lazyIds ?? []).slice().sort().join(' ') !== want) throw new Error(`build:binary: the lazy registry (${lazyIds}) differs from COMMANDS in dist/cli.js (${want}); run npm run build`)
-  log(`bundled ${(statSync(bundle).size / 1e6).toFixed(1)} MB`)
+  log(`bundled ${(statSync(bundle).size / 1e6).toFixed(1)} MB (+ ${(statSync(vendorBundle).size / 1e6).toFixed(1)} MB of Hub packages)`)
   if (process.argv.includes('--bundle-only')) process.exit(0)
 
   const cache = join(work, 'svc.cache')
-  recordCodeCache(bundle, cache, work)
-  log(`code cache ${(statSync(cache).size / 1e6).toFixed(1)} MB`)
+  const vendorCache = join(work, 'vendor.cache')
+  recordCodeCache(bundle, vendorBundle, cache, vendorCache, work)
+  log(`code caches ${(statSync(cache).size / 1e6).toFixed(1)} + ${(statSync(vendorCache).size / 1e6).toFixed(1)} MB`)
   const loader = join(work, 'loader.cjs')
   writeFileSync(loader, LOADER)
 
@@ -244,7 +300,7 @@ try {
     disableExperimentalSEAWarning: true,
     useSnapshot: false,
     useCodeCache: true,
-    assets: {'svc.cjs': bundle, 'svc.cache': cache, 'better_sqlite3.node': addon},
+    assets: {'svc.cjs': bundle, 'svc.cache': cache, 'vendor.cjs': vendorBundle, 'vendor.cache': vendorCache, 'better_sqlite3.node': addon},
   }
   writeFileSync(join(work, 'sea-config.json'), JSON.stringify(seaConfig, null, 2))
   execFileSync(baseNode, ['--experimental-sea-config', join(work, 'sea-config.json')], {stdio: ['ignore', 'ignore', 'inherit'], env: {...process.env, NODE_EXTRA_CA_CERTS: ''}})

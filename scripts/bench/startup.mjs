@@ -120,6 +120,17 @@ try {
   hub.kill('SIGTERM')
   await new Promise((r) => (hub.exitCode !== null ? r() : hub.on('exit', r)))
   spawnSync('tmux', ['kill-server'], {env, stdio: 'ignore'})
-  // The agent's shell may still be writing its history as tmux goes down: retry.
-  rmSync(work, {recursive: true, force: true, maxRetries: 10, retryDelay: 100})
+  // The agent's shell may still be writing into HOME as tmux goes down: retry, then leave it.
+  for (let i = 0; ; i++) {
+    try {
+      rmSync(work, {recursive: true, force: true})
+      break
+    } catch (err) {
+      if (i === 20) {
+        process.stderr.write(`could not remove ${work}: ${err.message}\n`)
+        break
+      }
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
 }
