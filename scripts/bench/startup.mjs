@@ -113,9 +113,6 @@ try {
   console.log(row('node -e 0', base))
   console.log(`${row('svc --version', version)}   ${(version / base).toFixed(2)}x node (target 3x: ${version / base <= 3 ? 'met' : 'MISSED'})`)
   console.log(`${row('svc status thinking (agent)', status)}   ${(status / base).toFixed(2)}x node (target 4x: ${status / base <= 4 ? 'met' : 'MISSED'})`)
-  // The Hub's own time for those reports (its request log), part of the status figure above.
-  const served = [...hubErr.matchAll(/"url":"[^"]*\/agents\/[^"]+\/status","status":\d+,"ms":(\d+(?:\.\d+)?)/g)].map((m) => Number(m[1]))
-  if (served.length) console.log(`  of which the Hub served the report in ${median(served).toFixed(1)} ms (median of ${served.length})`)
 } finally {
   hub.kill('SIGTERM')
   await new Promise((r) => (hub.exitCode !== null ? r() : hub.on('exit', r)))
