@@ -21,6 +21,11 @@ export interface AgentDto {
   createdAt: string
   updatedAt: string
   lastHeartbeatAt: string | null
+  /**
+   * The agent defaults applied at creation (max turns, model, timezone, ...), each with the layer
+   * it came from: request, project, hub or coded.
+   */
+  appliedSettings: Record<string, {value: unknown; from: string}>
 }
 
 export interface ProjectDto {

@@ -30,6 +30,9 @@ import ProjectDelete from '../../commands/project/delete.js'
 import ProjectGet from '../../commands/project/get.js'
 import ProjectList from '../../commands/project/list.js'
 import ProjectRegister from '../../commands/project/register.js'
+import ProjectSettingsGet from '../../commands/project/settings/get.js'
+import ProjectSettingsSet from '../../commands/project/settings/set.js'
+import ProjectSettingsUnset from '../../commands/project/settings/unset.js'
 import ServerStart from '../../commands/server/start.js'
 import Status from '../../commands/status.js'
 import TemplateList from '../../commands/template/list.js'
@@ -74,6 +77,9 @@ export const COMMANDS = {
   'project:get': ProjectGet,
   'project:list': ProjectList,
   'project:register': ProjectRegister,
+  'project:settings:get': ProjectSettingsGet,
+  'project:settings:set': ProjectSettingsSet,
+  'project:settings:unset': ProjectSettingsUnset,
   'server:start': ServerStart,
   status: Status,
   'template:list': TemplateList,

@@ -18,6 +18,8 @@ export interface AgentSettings {
   defaultRuntimeBroker: string | null
   defaultAgentRole: string
   quotas: {maxAgentsPerProject: number; maxAgentsPerBroker: number; enforceBrokerQuotas: boolean}
+  /** Hub-level agent defaults by top-level key (`default_model`, `default_timezone`, ...). */
+  defaults: Record<string, unknown>
 }
 
 export type AgentSettingsSource = () => Promise<AgentSettings>
@@ -35,6 +37,7 @@ const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isIntege
 export function agentSettingsFromTree(tree: Record<string, any>): AgentSettings {
   const q = tree.quotas ?? {}
   return {
+    defaults: Object.fromEntries(Object.entries(tree).filter(([k]) => k.startsWith('default_'))),
     harnessConfigs: {...BUILTIN_HARNESS_CONFIGS, ...(tree.harness_configs ?? {})},
     defaultHarnessConfig: typeof tree.default_harness_config === 'string' ? tree.default_harness_config : null,
     defaultRuntimeBroker: typeof tree.default_runtime_broker === 'string' ? tree.default_runtime_broker : null,

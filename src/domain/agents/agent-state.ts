@@ -44,5 +44,6 @@ export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowM
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
     lastHeartbeatAt: heartbeat,
+    appliedSettings: (a.config.applied as AgentDto['appliedSettings'] | undefined) ?? {},
   }
 }

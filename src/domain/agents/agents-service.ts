@@ -170,7 +170,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const applied = resolveAgentDefaults({
         request: requestLayer(input),
         project: await store.projectAnnotations.all(projectId),
-        hub: {...settings.defaults, ...(settings.defaultHarnessConfig && {default_harness_config: settings.defaultHarnessConfig}), default_agent_role: settings.defaults.default_agent_role ?? settings.defaultAgentRole},
+        hub: settings.defaults,
       })
       const harnessConfig = String(applied.defaultHarnessConfig.value)
       if (!settings.harnessConfigs[harnessConfig]) {

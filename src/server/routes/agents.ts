@@ -17,6 +17,16 @@ const createBody = {
     task: {type: 'string', maxLength: 100_000},
     brokerId: str,
     role: str,
+    // Overrides of the registered project settings; validated by the same rules.
+    maxTurns: {},
+    maxModelCalls: {},
+    maxDuration: {},
+    resources: {},
+    model: {},
+    thinkingLevel: {},
+    timezone: {},
+    cloudIdentityMode: {},
+    cloudIdentityServiceAccountId: {},
   },
 } as const
 const statusBody = {
