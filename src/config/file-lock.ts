@@ -1,6 +1,6 @@
 import {AsyncLocalStorage} from 'node:async_hooks'
 import {randomBytes} from 'node:crypto'
-import {closeSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {closeSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync, writeSync} from 'node:fs'
 import {hostname} from 'node:os'
 import {basename, dirname, join} from 'node:path'
 import {AppError} from '../api/app-error.js'
@@ -133,29 +133,94 @@ export interface LockOptions {
   timeoutMs?: number
 }
 
+let ticketSeq = 0
+
+/**
+ * Waiters queue in files beside the lock (`<lock>.wait-<pid>-<nonce>` holding a ticket), so a
+ * process that writes in a loop cannot starve the others: whoever waits longest goes first, and
+ * a newcomer lets existing waiters go before it. Files of dead processes are removed.
+ */
+class WaitQueue {
+  private ticket: string | null = null
+  private readonly file: string
+
+  constructor(
+    private readonly lockFile: string,
+    nonce: string,
+  ) {
+    this.file = `${lockFile}.wait-${process.pid}-${nonce}`
+  }
+
+  join() {
+    if (this.ticket) return
+    this.ticket = `${Date.now().toString().padStart(15, '0')}-${String(ticketSeq++).padStart(9, '0')}-${process.pid}`
+    writeFileSync(this.file, this.ticket)
+  }
+
+  leave() {
+    if (this.ticket) unlinkQuiet(this.file)
+    this.ticket = null
+  }
+
+  /** True when another live waiter is ahead of us (any waiter, when we are not queued). */
+  othersAhead(): boolean {
+    const dir = dirname(this.lockFile)
+    const prefix = `${basename(this.lockFile)}.wait-`
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      return false
+    }
+    for (const n of names) {
+      const full = join(dir, n)
+      if (!n.startsWith(prefix) || full === this.file) continue
+      const pid = Number(n.slice(prefix.length).split('-')[0])
+      if (!pidAlive(pid)) {
+        unlinkQuiet(full)
+        continue
+      }
+      if (!this.ticket) return true
+      const theirs = readRaw(full)
+      if (theirs && theirs < this.ticket) return true
+    }
+    return false
+  }
+}
+
 /**
  * Runs `fn` holding the cross-process lock of `target` (`<target>.lock`, created with O_EXCL,
- * holding pid, host and time). A lock left by a dead process is recovered. Re-entrant within one
- * async call chain; other callers in the same process wait like other processes do.
+ * holding pid, host and time). A lock left by a dead process is recovered; waiters are served
+ * in turn. Re-entrant within one async call chain; other callers in the same process wait like
+ * other processes do.
  */
 export async function withFileLock<T>(target: string, fn: () => T | Promise<T>, opts: LockOptions = {}): Promise<T> {
   const mine = held.getStore()
   if (mine?.has(target)) return fn()
   const lockFile = target + '.lock'
   const info: LockInfo = {pid: process.pid, host: hostname(), createdAt: new Date().toISOString(), nonce: randomBytes(8).toString('hex')}
+  const queue = new WaitQueue(lockFile, info.nonce)
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000)
-  let delay = 2
-  for (;;) {
-    if (tryCreate(lockFile, info)) break
-    const raw = readRaw(lockFile)
-    if (raw === null) continue
-    if (isStale(lockFile, raw) && breakStale(lockFile, raw)) continue
-    if (Date.now() > deadline) {
-      const holder = raw ? parseInfo(raw) : null
-      throw new AppError('conflict', `${target} is locked${holder ? ` by process ${holder.pid} since ${holder.createdAt}` : ''}; try again`, {lock: lockFile})
+  let delay = 1
+  try {
+    for (;;) {
+      if (!queue.othersAhead()) {
+        if (tryCreate(lockFile, info)) break
+        const raw = readRaw(lockFile)
+        if (raw === null) continue
+        if (isStale(lockFile, raw) && breakStale(lockFile, raw)) continue
+      }
+      queue.join()
+      if (Date.now() > deadline) {
+        const raw = readRaw(lockFile)
+        const holder = raw ? parseInfo(raw) : null
+        throw new AppError('conflict', `${target} is locked${holder ? ` by process ${holder.pid} since ${holder.createdAt}` : ''}; try again`, {lock: lockFile})
+      }
+      await sleep(delay + Math.random() * delay)
+      delay = Math.min(delay * 2, 8)
     }
-    await sleep(delay + Math.random() * delay)
-    delay = Math.min(delay * 2, 50)
+  } finally {
+    queue.leave()
   }
   try {
     sweepTemps(target)
