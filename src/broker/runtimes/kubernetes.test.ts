@@ -10,7 +10,7 @@ import type {AgentSpec, RuntimeHandle} from '../runtime.js'
 import {containerScript} from './container-cli.js'
 import {authHeaders, parseExecStatus, tlsOptions} from './kube-api.js'
 import {kubeconfigPaths, loadKubeconfig, resolveKubeTarget} from './kubeconfig.js'
-import {execPath, KubernetesRuntime, logPath, podManifest, podNameFor, podResources} from './kubernetes.js'
+import {envSecretManifest, execPath, KubernetesRuntime, logPath, podManifest, podNameFor, podResources} from './kubernetes.js'
 import {runCommand} from './run-command.js'
 
 const spec: AgentSpec = {
@@ -38,7 +38,7 @@ describe('kubernetes requests (pure)', () => {
             name: 'agent',
             image: 'reg/claude:1',
             command: ['/bin/sh', '-c', containerScript({cols: 120, rows: 40}), 'svc-harness', 'claude', 'task'],
-            env: [{name: 'SVC_AGENT_ID', value: 'A1_b'}, {name: 'Q', value: '"$(x)";'}],
+            envFrom: [{secretRef: {name: 'svc-a1-b-env'}}],
             workingDir: '/workspace',
             resources: {
               requests: {cpu: '500m', memory: '2Gi', 'ephemeral-storage': '10Gi'},
@@ -48,6 +48,14 @@ describe('kubernetes requests (pure)', () => {
         ],
       },
     })
+    expect(envSecretManifest(spec, {namespace: 'ns1'})).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {name: 'svc-a1-b-env', namespace: 'ns1', labels: {'app.kubernetes.io/managed-by': 'svc', 'svc.agent': 'A1_b', 'svc.project': 'p1'}},
+      type: 'Opaque',
+      stringData: {SVC_AGENT_ID: 'A1_b', Q: '"$(x)";'},
+    })
+    expect(JSON.stringify(podManifest(spec, {namespace: 'n', cols: 1, rows: 1}))).not.toContain('$(x)')
     expect(podResources({cpu: '1', memory: '2Gi', disk: '10Gi', gpu: 0}).limits).not.toHaveProperty('nvidia.com/gpu')
     expect(() => podManifest({...spec, image: undefined}, {namespace: 'n', cols: 1, rows: 1})).toThrow(/no container image/)
     expect(() => podManifest({...spec, projectId: 'not a label'}, {namespace: 'n', cols: 1, rows: 1})).toThrow(/label value/)
@@ -147,6 +155,7 @@ describe('kubernetes runtime against a stand-in API server', () => {
   let rt: KubernetesRuntime
   const seen: Array<{method: string; url: string; auth?: string; body?: unknown}> = []
   const pods = new Map<string, {phase: string}>()
+  const secrets = new Map<string, Record<string, string>>()
   const h: RuntimeHandle = {runtime: 'kubernetes', ref: 'svc-a1-b'}
 
   beforeAll(async () => {
@@ -167,10 +176,21 @@ describe('kubernetes runtime against a stand-in API server', () => {
       }
       if (req.headers.authorization !== 'Bearer t0k') return send(401, {kind: 'Status', message: 'Unauthorized'})
       if (url.pathname === '/version') return send(200, {gitVersion: 'v1.30.0'})
+      const sm = /^\/api\/v1\/namespaces\/team\/secrets(?:\/([^/]+))?$/.exec(url.pathname)
+      if (sm) {
+        const sname = sm[1] ?? body?.metadata?.name
+        if (req.method === 'POST' && secrets.has(sname)) return send(409, {kind: 'Status', message: `secrets "${sname}" already exists`})
+        if (req.method === 'POST' || req.method === 'PUT') {
+          secrets.set(sname, body.stringData)
+          return send(req.method === 'POST' ? 201 : 200, body)
+        }
+        if (req.method === 'DELETE') return secrets.delete(sname) ? send(200, {status: 'Success'}) : send(404, {kind: 'Status', message: `secrets "${sname}" not found`})
+      }
       if (!m || m[1] !== 'team') return send(404, {kind: 'Status', message: 'not found'})
       const [, , name, log] = m
       if (req.method === 'POST' && !name) {
         const n = body.metadata.name
+        if (body.spec.containers[0].image === 'bad:image') return send(422, {kind: 'Status', message: 'Pod "x" is invalid'})
         if (pods.has(n)) return send(409, {kind: 'Status', message: `pods "${n}" already exists`})
         pods.set(n, {phase: 'Running'})
         return send(201, body)
@@ -237,11 +257,15 @@ describe('kubernetes runtime against a stand-in API server', () => {
   it('available, start (POST with token and manifest), conflict, isRunning', async () => {
     expect(await rt.available()).toBe(true)
     expect(await rt.start(spec)).toEqual(h)
-    const post = seen.find((s) => s.method === 'POST')!
-    expect(post.url).toBe('/api/v1/namespaces/team/pods')
-    expect(post.auth).toBe('Bearer t0k')
-    expect(post.body).toEqual(podManifest(spec, {namespace: 'team', cols: 200, rows: 50}))
+    const posts = seen.filter((s) => s.method === 'POST')
+    expect(posts.map((p) => p.url)).toEqual(['/api/v1/namespaces/team/secrets', '/api/v1/namespaces/team/pods'])
+    expect(posts[1].auth).toBe('Bearer t0k')
+    expect(posts[1].body).toEqual(podManifest(spec, {namespace: 'team', cols: 200, rows: 50}))
+    expect(secrets.get('svc-a1-b-env')).toEqual(spec.env)
     await expect(rt.start(spec)).rejects.toThrow(/already has a pod/)
+    expect(seen.filter((s) => s.method === 'PUT').map((p) => p.url)).toEqual(['/api/v1/namespaces/team/secrets/svc-a1-b-env'])
+    await expect(rt.start({...spec, agentId: 'b2', image: 'bad:image'})).rejects.toThrow('creating the pod of agent b2 failed: HTTP 422: Pod "x" is invalid')
+    expect(secrets.has('svc-b2-env')).toBe(false)
     expect(await rt.isRunning(h)).toBe(true)
     expect(await rt.isRunning({runtime: 'kubernetes', ref: 'svc-nope'})).toBe(false)
   })
@@ -288,11 +312,12 @@ describe('kubernetes runtime against a stand-in API server', () => {
   it('stop deletes the pod and is idempotent; a refused token is a clear error', async () => {
     await rt.stop(h)
     expect(await rt.isRunning(h)).toBe(false)
+    expect(secrets.size).toBe(0)
     await rt.stop(h)
     const port = (server.address() as AddressInfo).port
     const bad = new KubernetesRuntime({target: {server: `http://127.0.0.1:${port}`, token: 'wrong', insecureSkipTlsVerify: false, namespace: 'team'}})
     expect(await bad.available()).toBe(false)
-    await expect(bad.start(spec)).rejects.toThrow('creating the pod of agent A1_b failed: HTTP 401: Unauthorized')
+    await expect(bad.start(spec)).rejects.toThrow('creating the env Secret of agent A1_b failed: HTTP 401: Unauthorized')
     await expect(bad.sendKeys(h, {key: 'Enter'})).rejects.toThrow(/exec refused: HTTP 403: exec forbidden/)
   })
 })

@@ -4,9 +4,11 @@
  * session `svc` (see containerScript), and keys, pastes and attach are `tmux` commands run
  * through the exec subresource (WebSocket, v4.channel.k8s.io).
  *
- * Limits: the agent env goes into the pod spec as plain values (no Secret object yet); the v4
- * exec protocol cannot close stdin, so pastes travel as a `set-buffer` argument (at most
- * MAX_PASTE_BYTES) instead of through stdin.
+ * The agent env (it holds the agent token) goes into a Secret `<pod>-env` that the container
+ * reads with envFrom, not into the pod spec, which anyone allowed to list pods can read.
+ *
+ * Limit: the v4 exec protocol cannot close stdin, so pastes travel as a `set-buffer` argument
+ * (at most MAX_PASTE_BYTES) instead of through stdin.
  */
 import {randomUUID} from 'node:crypto'
 import type {AgentSpec, KeyInput, Resources, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
@@ -59,20 +61,32 @@ export function podResources(r: Resources): {requests: Record<string, string>; l
   return {requests: {...base}, limits: r.gpu > 0 ? {...base, 'nvidia.com/gpu': String(r.gpu)} : {...base}}
 }
 
+export const envSecretName = (podName: string) => `${podName}-env`
+
+function labels(spec: AgentSpec): Record<string, string> {
+  return {'app.kubernetes.io/managed-by': 'svc', 'svc.agent': labelValue('agent ID', spec.agentId), 'svc.project': labelValue('project ID', spec.projectId)}
+}
+
+/** The Secret holding the agent env. */
+export function envSecretManifest(spec: AgentSpec, opts: {namespace: string}): Record<string, unknown> {
+  for (const k of Object.keys(spec.env)) checkEnvKey(k)
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {name: envSecretName(podNameFor(spec.agentId)), namespace: opts.namespace, labels: labels(spec)},
+    type: 'Opaque',
+    stringData: {...spec.env},
+  }
+}
+
 export function podManifest(spec: AgentSpec, opts: {namespace: string; cols: number; rows: number}): Record<string, unknown> {
   if (!spec.image) throw new Error(`agent ${spec.agentId} has no container image: set \`image\` in its harness config`)
-  const env = Object.entries(spec.env).map(([name, value]) => {
-    checkEnvKey(name)
-    return {name, value}
-  })
+  for (const k of Object.keys(spec.env)) checkEnvKey(k)
+  const name = podNameFor(spec.agentId)
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: {
-      name: podNameFor(spec.agentId),
-      namespace: opts.namespace,
-      labels: {'app.kubernetes.io/managed-by': 'svc', 'svc.agent': labelValue('agent ID', spec.agentId), 'svc.project': labelValue('project ID', spec.projectId)},
-    },
+    metadata: {name, namespace: opts.namespace, labels: labels(spec)},
     spec: {
       restartPolicy: 'Never',
       containers: [
@@ -80,7 +94,7 @@ export function podManifest(spec: AgentSpec, opts: {namespace: string; cols: num
           name: CONTAINER_NAME,
           image: spec.image,
           command: inContainerCommand(spec.command, opts),
-          env,
+          envFrom: [{secretRef: {name: envSecretName(name)}}],
           ...(spec.workdir ? {workingDir: spec.workdir} : {}),
           resources: podResources(spec.resources),
         },
@@ -92,6 +106,8 @@ export function podManifest(spec: AgentSpec, opts: {namespace: string; cols: num
 const enc = encodeURIComponent
 export const podsPath = (ns: string) => `/api/v1/namespaces/${enc(ns)}/pods`
 export const podPath = (ns: string, name: string) => `${podsPath(ns)}/${enc(name)}`
+export const secretsPath = (ns: string) => `/api/v1/namespaces/${enc(ns)}/secrets`
+export const secretPath = (ns: string, name: string) => `${secretsPath(ns)}/${enc(name)}`
 
 export function logPath(ns: string, name: string, follow: boolean): string {
   return `${podPath(ns, name)}/log?container=${CONTAINER_NAME}${follow ? '&follow=true' : ''}`
@@ -136,16 +152,26 @@ export class KubernetesRuntime implements Runtime {
 
   async start(spec: AgentSpec): Promise<RuntimeHandle> {
     const manifest = podManifest(spec, {namespace: this.ns, cols: this.opts.cols ?? 200, rows: this.opts.rows ?? 50})
+    const name = podNameFor(spec.agentId)
+    const secret = envSecretManifest(spec, {namespace: this.ns})
+    let s = await this.api.request('POST', secretsPath(this.ns), secret)
+    // A Secret left by an earlier start that failed half-way: replace it.
+    if (s.status === 409) s = await this.api.request('PUT', secretPath(this.ns, envSecretName(name)), secret)
+    if (s.status !== 201 && s.status !== 200) throw new Error(`creating the env Secret of agent ${spec.agentId} failed: ${statusMessage(s)}`)
     const r = await this.api.request('POST', podsPath(this.ns), manifest)
-    if (r.status === 409) throw new Error(`agent ${spec.agentId} already has a pod (${podNameFor(spec.agentId)}); stop it first`)
-    if (r.status !== 201 && r.status !== 200) throw new Error(`creating the pod of agent ${spec.agentId} failed: ${statusMessage(r)}`)
-    return {runtime: 'kubernetes', ref: podNameFor(spec.agentId)}
+    if (r.status === 201 || r.status === 200) return {runtime: 'kubernetes', ref: name}
+    // A running pod read its env when it started and keeps it; after any other failure no Secret is left behind.
+    if (r.status === 409) throw new Error(`agent ${spec.agentId} already has a pod (${name}); stop it first`)
+    await this.api.request('DELETE', secretPath(this.ns, envSecretName(name))).catch(() => undefined)
+    throw new Error(`creating the pod of agent ${spec.agentId} failed: ${statusMessage(r)}`)
   }
 
   async stop(handle: RuntimeHandle): Promise<void> {
     const name = this.ref(handle)
     const r = await this.api.request('DELETE', `${podPath(this.ns, name)}?gracePeriodSeconds=5`)
     if (r.status !== 200 && r.status !== 202 && r.status !== 404) throw new Error(`deleting pod ${name} failed: ${statusMessage(r)}`)
+    const s = await this.api.request('DELETE', secretPath(this.ns, envSecretName(name)))
+    if (s.status !== 200 && s.status !== 202 && s.status !== 404) throw new Error(`deleting the env Secret of pod ${name} failed: ${statusMessage(s)}`)
   }
 
   async isRunning(handle: RuntimeHandle): Promise<boolean> {
