@@ -32,7 +32,8 @@ A named key (${NAMED_KEY_HELP}) is sent as that key; anything else, or any argum
       return await client.call<Result>('POST', `${agentPath(projectId, args.agent)}/keys`, {keys})
     } catch (err) {
       // A Hub without the keys route answers "no route": report it, never fall back to messages.
-      if (err instanceof AppError && err.code === 'not_found' && err.details?.reason === 'no_route') {
+      // Hubs from before the keys operation say so only in the message (no details.reason).
+      if (err instanceof AppError && err.code === 'not_found' && (err.details?.reason === 'no_route' || /^no route /.test(err.message))) {
         throw new AppError('hub_unsupported', 'this Hub has no keys operation; upgrade the Hub (the CLI does not fall back to messages)')
       }
       throw err
