@@ -86,7 +86,9 @@ export function createS3BlobStore(o: S3Options): BlobStore {
       let pending: Buffer[] = []
       let pendingBytes = 0
       const source = body.pipe(m.stream)
-      body.once('error', (e) => source.destroy(e))
+      // Failures surface through the loop below; a late one must not go uncaught.
+      source.on('error', () => {})
+      body.on('error', (e) => source.destroy(e))
       for await (const chunk of source as AsyncIterable<Buffer>) {
         opts.signal?.throwIfAborted()
         pending.push(chunk)

@@ -120,15 +120,17 @@ describeEachDialect('artifacts on S3-compatible storage', (dialect) => {
   it('a publish aborted mid-stream keeps no object and no row', async () => {
     const before = await objects()
     const rows = await hub.store.artifacts.countByProject(project)
-    await new Promise<void>((resolve) => {
-      const req = http.request(`${base}/api/v1/artifacts?name=cut.bin&scope=${project}`, {
-        method: 'POST',
-        headers: {authorization: `Bearer ${hub.devToken}`, 'content-length': String(4 * 1024 * 1024), 'content-type': 'application/octet-stream'},
+    for (const [delay, chunked] of [[200, false], [0, false], [20, false], [200, true], [5, true]] as const) {
+      await new Promise<void>((resolve) => {
+        const req = http.request(`${base}/api/v1/artifacts?name=cut.bin&scope=${project}`, {
+          method: 'POST',
+          headers: {authorization: `Bearer ${hub.devToken}`, 'content-type': 'application/octet-stream', ...(!chunked && {'content-length': String(4 * 1024 * 1024)})},
+        })
+        req.on('error', () => resolve())
+        req.on('response', () => resolve())
+        req.write(Buffer.alloc(1024 * 1024, 3), () => setTimeout(() => req.destroy(), delay))
       })
-      req.on('error', () => resolve())
-      req.on('response', () => resolve())
-      req.write(Buffer.alloc(1024 * 1024, 3), () => setTimeout(() => req.destroy(), 200))
-    })
+    }
     await new Promise((r) => setTimeout(r, 300))
     let now = await objects()
     for (let i = 0; i < 150 && now.length !== before.length; i++) {

@@ -161,6 +161,9 @@ export function createArtifactsService(deps: ArtifactsDeps) {
     if (up.size !== undefined && up.size > maxFileBytes) throw tooLarge(maxFileBytes, up.size)
     const blobKey = `artifacts/${artifactId}/${randomUUID()}`
     const limited = limitTo(maxFileBytes)
+    // Errors reach the caller through `put`. These listeners stay after `put` has settled, so a
+    // late failure of the request (a client that goes away) is never an uncaught exception.
+    limited.on('error', () => {})
     up.body.on('error', (err) => limited.destroy(err))
     up.body.pipe(limited)
     const info = await b.put(blobKey, limited, {
