@@ -35,7 +35,8 @@ function newestSource(): number {
 function ensureBinary(): void {
   if (existsSync(DIST_SVC) && statSync(DIST_SVC).mtimeMs >= newestSource()) return
   // build-binary reads the command table from the dev build (npm test builds it first).
-  if (!existsSync(join(ROOT, 'dist', 'cli.js'))) execFileSync(process.execPath, ['scripts/build.mjs'], {cwd: ROOT, stdio: 'inherit'})
+  const cli = join(ROOT, 'dist', 'cli.js')
+  if (!existsSync(cli) || statSync(cli).mtimeMs < newestSource()) execFileSync(process.execPath, ['scripts/build.mjs'], {cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit']})
   execFileSync(process.execPath, ['scripts/build-binary.mjs'], {cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: {...process.env, NODE_EXTRA_CA_CERTS: ''}})
 }
 
