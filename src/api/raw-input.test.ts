@@ -44,6 +44,11 @@ describe('carriesRaw', () => {
   it('non-object bodies carry no raw field', () => {
     for (const body of [null, 1, 'raw', true, [{raw: true}], ['raw']]) expect(carriesRaw(body)).toBe(false)
   })
+
+  it('a body that arrived as text (text/plain) is judged by its text', () => {
+    expect(carriesRaw('{"message":"hi","Raw":true}')).toBe(true)
+    expect(carriesRaw('{"message":"hi"}')).toBe(false)
+  })
 })
 
 describe('rawRefusal and its log line', () => {

@@ -33,6 +33,8 @@ const hasRawKey = (o: Record<string, unknown>) => Object.keys(o).some((k) => k.t
  */
 export function carriesRaw(body: unknown, text?: string | null): boolean {
   if (body === undefined && typeof text === 'string') return /"raw"\s*:/i.test(text)
+  // A body sent as text/plain reaches the route as the string it is: judge its text the same way.
+  if (typeof body === 'string') return /"raw"\s*:/i.test(body)
   if (!isObject(body)) return false
   if (hasRawKey(body)) return true
   for (const [k, v] of Object.entries(body)) {
