@@ -172,6 +172,13 @@ describeEachDialect('raw input removed on every ingress', (dialect) => {
     }
   })
 
+  it('a body sent as text/plain holding a raw key is refused the same way (user ingresses)', async () => {
+    for (const i of ingresses().filter((x) => !x.ingress.startsWith('broker') && x.ingress !== 'runtime_broker_message')) {
+      const url = {agent_message: `/api/v1/agents/${agent.id}/message`, project_agent_message: '/api/v1/projects/default/agents/demo/message', project_broadcast: '/api/v1/projects/default/broadcast', scheduled_event: '/api/v1/projects/default/scheduled-events', schedule: '/api/v1/projects/default/schedules'}[i.ingress]!
+      await expectRefused({...i, send: (p) => inject(url, p, {authorization: `Bearer ${hub.devToken}`, 'content-type': 'text/plain'})}, withRaw(i.base(), 'Raw', 'top', true))
+    }
+  })
+
   it('unknown target: 404 before raw on both agent message routes', async () => {
     const raw = JSON.stringify({message: SECRET, raw: true})
     const lines = logLines.length
