@@ -1,5 +1,5 @@
 import {spawn, type ChildProcess} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -101,6 +101,38 @@ describe('svc agent, broker and status against a workstation Hub', {timeout: 180
     const missing = await svc(['agent', 'get', 'nobody', '--json'])
     expect(missing.code).toBe(1)
     expect(missing.json.error.code).toBe('not_found')
+  })
+
+  it('templates: upload a directory (hub-wide, then a new version), list them, create an agent from one; logs, stop and start', async () => {
+    const dir = join(brokerState, 'tpl', 'reviewer')
+    mkdirSync(join(dir, 'prompts'), {recursive: true})
+    writeFileSync(join(dir, 'README.md'), '# reviewer\n')
+    writeFileSync(join(dir, 'prompts', 'system.md'), 'Be kind.\n')
+    const up = await svc(['template', 'upload', dir, '--json'])
+    expect(up.code, up.stderr + up.stdout).toBe(0)
+    expect(up.json).toMatchObject({created: true, template: {name: 'reviewer', projectId: null, currentVersion: 1}, version: {seq: 1}})
+    expect(up.json.version.manifest.map((m: {path: string}) => m.path)).toEqual(['README.md', 'prompts/system.md'])
+    writeFileSync(join(dir, 'README.md'), '# reviewer v2\n')
+    const again = await svc(['template', 'upload', dir])
+    expect(again.code, again.stderr).toBe(0)
+    expect(normalise(again.stdout)).toBe('Updated template reviewer (<id>), version 2 with 2 files.\n')
+    const list = await svc(['template', 'list'])
+    expect(normalise(list.stdout)).toBe('NAME      VERSION  PROJECT  ID\nreviewer  2        (hub)    <id>\n')
+
+    const made = await svc(['agent', 'create', 'templated', '--harness', 'shell', '--template', 'reviewer', '--task', 'echo task-typed', '--json'])
+    expect(made.code, made.stderr + made.stdout).toBe(0)
+    expect(made.json.agent).toMatchObject({phase: 'running', template: up.json.template.id, task: 'echo task-typed'})
+    // The shell harness takes no task argument: the broker types it into the terminal.
+    await waitFor(() => /^task-typed$/m.test(pane(made.json.agent.id)), 15_000, 'the task ran')
+    const logs = await svc(['agent', 'logs', 'templated', '--json'])
+    expect(logs.json.logs).toContain('task-typed')
+    const stop = await svc(['agent', 'stop', 'templated', '--json'])
+    expect(stop.json.agent.phase).toBe('stopped')
+    expect(tmux('has-session', '-t', `=svc-${made.json.agent.id}`).code).not.toBe(0)
+    expect((await svc(['agent', 'logs', 'templated'])).stdout).toContain('task-typed')
+    const start = await svc(['agent', 'start', 'templated', '--json'])
+    expect(start.json.agent.phase).toBe('running')
+    expect((await svc(['agent', 'delete', 'templated'])).code).toBe(0)
   })
 
   it('a second broker started with svc broker start joins in two phases and receives dispatches through its tunnel', async () => {

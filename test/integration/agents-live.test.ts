@@ -46,7 +46,8 @@ describeEachDialect('agents: on the co-located broker (local runtime, tmux)', (d
     expect(r.body.agent).toMatchObject({name: 'demo', phase: 'running', runtime: 'local', brokerId: hub.brokerId, createdBy: {kind: 'user', id: 'dev-user'}})
     agent = r.body.agent
     expect(hub.tmux('has-session', '-t', `=${session()}`).code).toBe(0)
-    const env = await waitFor(() => agentProcessEnv(hub.tmuxTmpdir, agent.id).SVC_AGENT_ID && agentProcessEnv(hub.tmuxTmpdir, agent.id), 10_000, 'the harness environment')
+    await waitFor(() => agentProcessEnv(hub.tmuxTmpdir, agent.id).SVC_AGENT_ID, 10_000, 'the harness environment')
+    const env = agentProcessEnv(hub.tmuxTmpdir, agent.id)
     token = env.SVC_AUTH_TOKEN
     expect(token).toMatch(/^svc_agt_/)
     expect(env).toMatchObject({SVC_AGENT_ID: agent.id, SVC_AGENT_NAME: 'demo', SVC_PROJECT_ID: agent.projectId, SVC_HUB_ENDPOINT: hub.url})
