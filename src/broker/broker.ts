@@ -92,6 +92,8 @@ export class Broker {
         continue
       }
       const log = await this.collectLog(a.agentId)
+      // The runtime keeps a dead pane (and its log) until stopped: remove both once read.
+      await this.opts.runtime.stop(a.handle).catch((err) => this.opts.logger.warn({agentId: a.agentId, err: (err as Error).message}, 'removing an ended session failed'))
       this.registry.delete(a.agentId)
       this.tunnel.event('agent_status', {agentId: a.agentId, phase: 'stopped', detail: 'the harness process ended', log})
     }
