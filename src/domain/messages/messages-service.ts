@@ -141,6 +141,8 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
       if (routed) {
         const agent = typeof b.agentId === 'string' ? await store.agents.get(b.agentId) : null
         if (!agent || agent.deletedAt) throw notFound('agent')
+        // A projectId, when the plugin gives one, must be the agent's: never deliver across projects.
+        if (b.projectId !== undefined && (typeof b.projectId !== 'string' || (await projectIdOf(b.projectId)) !== agent.projectId)) throw notFound('agent')
         agents = [agent]
         projectId = agent.projectId
       } else {
