@@ -175,6 +175,11 @@ describeEachDialect('messages', (dialect) => {
     expect(routed.status).toBe(202)
     await inPane(demo.id, 'via-routed')
     expect((await history(demo.id)).find((m) => m.id === routed.body.messageId)?.ingress).toBe('broker_inbound_routed')
+    // Routed with a projectId: it must be the agent's project (ID or slug), else 404.
+    expect((await signed('/api/v1/broker/inbound/routed', {agentId: demo.id, projectId: 'default', sender, message: 'echo routed-with-project'})).status).toBe(202)
+    await inPane(demo.id, 'routed-with-project')
+    const misrouted = await signed('/api/v1/broker/inbound/routed', {agentId: demo.id, projectId: other, sender, message: 'echo misrouted'})
+    expect(misrouted.status).toBe(404)
 
     const before = await hub.store.messages.count()
     for (const s of [{kind: 'user', id: 'nobody'}, {kind: 'agent', id: far.id}, {kind: 'robot', id: 'dev-user'}, undefined]) {
