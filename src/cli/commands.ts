@@ -1,3 +1,5 @@
+import AdminMaintenance from '../../commands/admin/maintenance.js'
+import AdminProfiling from '../../commands/admin/profiling.js'
 import AgentAttach from '../../commands/agent/attach.js'
 import AgentCreate from '../../commands/agent/create.js'
 import AgentDelete from '../../commands/agent/delete.js'
@@ -34,6 +36,9 @@ import ProjectSettingsGet from '../../commands/project/settings/get.js'
 import ProjectSettingsSet from '../../commands/project/settings/set.js'
 import ProjectSettingsUnset from '../../commands/project/settings/unset.js'
 import ServerStart from '../../commands/server/start.js'
+import SettingsGet from '../../commands/settings/get.js'
+import SettingsReset from '../../commands/settings/reset.js'
+import SettingsSet from '../../commands/settings/set.js'
 import Status from '../../commands/status.js'
 import TemplateList from '../../commands/template/list.js'
 import TemplateUpload from '../../commands/template/upload.js'
@@ -45,6 +50,8 @@ import Whoami from '../../commands/whoami.js'
  * costs little at start-up.
  */
 export const COMMANDS = {
+  'admin:maintenance': AdminMaintenance,
+  'admin:profiling': AdminProfiling,
   'agent:attach': AgentAttach,
   'agent:create': AgentCreate,
   'agent:delete': AgentDelete,
@@ -81,6 +88,9 @@ export const COMMANDS = {
   'project:settings:set': ProjectSettingsSet,
   'project:settings:unset': ProjectSettingsUnset,
   'server:start': ServerStart,
+  'settings:get': SettingsGet,
+  'settings:reset': SettingsReset,
+  'settings:set': SettingsSet,
   status: Status,
   'template:list': TemplateList,
   'template:upload': TemplateUpload,

@@ -1,0 +1,53 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, beforeAll, expect, it} from 'vitest'
+import {cliEnv, runCli} from '../helpers/cli.js'
+import {describeEachDialect} from '../helpers/hub.js'
+import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
+
+/** `svc settings` and `svc admin` against a live workstation Hub (dev credential). */
+describeEachDialect('cli: settings and admin', (dialect) => {
+  let hub: LiveHub
+  let env: NodeJS.ProcessEnv
+  beforeAll(async () => {
+    hub = await startLiveHub(dialect, {broker: false, files: {'.svc/settings.yaml': 'schema_version: "1"  # mine\nquotas:\n  max_agents_per_project: 7\n'}})
+    env = cliEnv(hub.home, {SVC_HUB_ENDPOINT: hub.url})
+  }, 60_000)
+  afterAll(async () => {
+    await hub?.dispose()
+  })
+  const svc = (...args: string[]) => runCli(args, {env})
+
+  it('settings get [key]; set sends changed fields with revisions; reset', async () => {
+    const all = await svc('settings', 'get', '--json')
+    expect(all.code).toBe(0)
+    expect(all.json).toMatchObject({mode: 'workstation', layer0_editable: true, quotas: {max_agents_per_project: 7}})
+    expect((await svc('settings', 'get', 'quotas.max_agents_per_project')).stdout.trim()).toBe('7')
+    const set = await svc('settings', 'set', 'quotas.max_agents_per_project=3', 'default_timezone=Europe/Paris', 'server.log_level=info', '--json')
+    expect(set.code, set.stderr + set.stdout).toBe(0)
+    expect(set.json.applied.sort()).toEqual(['agent_defaults', 'quotas'])
+    // server.log_level=info is the current value: not sent, the file is untouched.
+    expect(set.json.file_keys).toEqual([])
+    expect(readFileSync(join(hub.home, '.svc/settings.yaml'), 'utf8')).toContain('# mine')
+    expect((await svc('settings', 'get', 'sections.quotas', '--json')).json).toMatchObject({origin: 'managed', revision: 2})
+    const bad = await svc('settings', 'set', 'default_timezone=Local', '--json')
+    expect(bad.code).toBe(1)
+    expect(bad.json.error.code).toBe('invalid_timezone')
+    expect((await svc('settings', 'set', 'nonsense', '--json')).code).toBe(2)
+    const reset = await svc('settings', 'reset', 'quotas', '--json')
+    expect(reset.json).toMatchObject({section: 'quotas', deleted: true})
+    expect((await svc('settings', 'get', 'quotas.max_agents_per_project')).stdout.trim()).toBe('7')
+  }, 180_000)
+
+  it('admin maintenance status|on|off and admin profiling get|set', async () => {
+    expect((await svc('admin', 'maintenance', 'status', '--json')).json).toMatchObject({enabled: false})
+    const on = await svc('admin', 'maintenance', 'on', '--message', 'back soon', '--json')
+    expect(on.json).toMatchObject({enabled: true, message: 'back soon'})
+    expect((await svc('admin', 'maintenance')).stdout).toMatch(/Maintenance:\s+on/)
+    expect((await svc('admin', 'maintenance', 'off', '--json')).json).toMatchObject({enabled: false})
+    expect((await svc('admin', 'profiling', 'get', '--json')).json).toEqual({readiness_marks: false, revision: 0})
+    expect((await svc('admin', 'profiling', 'set', 'true', '--json')).json).toEqual({readiness_marks: true, revision: 1})
+    expect((await svc('admin', 'profiling', 'set', 'reset', '--json')).json).toEqual({readiness_marks: false, revision: 0})
+    expect((await svc('admin', 'profiling', 'set', 'maybe', '--json')).code).toBe(2)
+  }, 180_000)
+})
