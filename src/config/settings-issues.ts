@@ -26,4 +26,5 @@ export interface Location {
   column: number
 }
 
-export const pathKey = (path: readonly string[]) => path.join('.')
+/** Dotted key of a path; a part holding a dot is double-quoted (`rates."agent.tool"`), as `svc config` reads it. */
+export const pathKey = (path: readonly string[]) => path.map((s) => (s.includes('.') ? `"${s}"` : s)).join('.')

@@ -65,6 +65,12 @@ describe('loadSettings: layers and origins', () => {
     ])
   })
 
+  it('a map key holding dots is shown quoted, as svc config reads it', async () => {
+    const t = setup('schema_version: "1"\ntelemetry:\n  filter:\n    sampling:\n      rates: {agent.tool: 0.5}\n', null)
+    const s = await loadSettings({cwd: t.repo, env: {HOME: t.home}})
+    expect(value(s, 'telemetry.filter.sampling.rates."agent.tool"')).toMatchObject({value: 0.5, origin: 'global', line: 5})
+  })
+
   it('a bad SVC_* value is reported naming the variable and ignored', async () => {
     const t = setup(null, null)
     const s = await loadSettings({cwd: t.repo, env: {HOME: t.home, SVC_CLI_AUTOHELP: 'perhaps', SVC_OTEL_PROTOCOL: 'udp'}})

@@ -68,13 +68,14 @@ export async function getSetting(key: string, ctx: ConfigContext): Promise<Confi
   const path = keyPath(key)
   const s = await loadSettings(ctx)
   const value = getIn(s.tree, path)
-  const sources = s.values.filter((v) => v.key === key || v.key.startsWith(key + '.'))
+  const canonical = pathKey(path)
+  const sources = s.values.filter((v) => v.key === canonical || v.key.startsWith(canonical + '.'))
   if (value === undefined) {
     if (!nodeAt(path)) throw new AppError('usage_error', `unknown setting "${key}": see \`svc config list\` and docs/settings.md for the keys`)
-    return {key, value: null, origin: null, sources: []}
+    return {key: canonical, value: null, origin: null, sources: []}
   }
   const origins = new Set(sources.map((v) => v.origin))
-  return {key, value, origin: origins.size === 1 ? [...origins][0] : origins.size ? 'mixed' : null, sources}
+  return {key: canonical, value, origin: origins.size === 1 ? [...origins][0] : origins.size ? 'mixed' : null, sources}
 }
 
 /** The file `set` and `unset` write: `--global`, else the checkout's `.svc/settings.yaml`, else global. */

@@ -3,10 +3,33 @@ import {checkLeaf} from './schema/check-leaf.js'
 import {expectedOf, type SchemaNode} from './schema/types.js'
 import {nodeAt} from './schema/walk.js'
 
-/** `hub.endpoint` -> `['hub', 'endpoint']`; refuses empty segments. */
+/**
+ * `hub.endpoint` -> `['hub', 'endpoint']`. A segment holding dots is double-quoted:
+ * `telemetry.filter.sampling.rates."agent.tool"`. Refuses empty segments.
+ */
 export function keyPath(key: string): string[] {
-  const path = key.split('.')
-  if (!key || path.some((s) => s === '')) throw new AppError('usage_error', `not a settings key: ${JSON.stringify(key)} (write it dotted, like hub.endpoint)`)
+  const path: string[] = []
+  let i = 0
+  const bad = () => new AppError('usage_error', `not a settings key: ${JSON.stringify(key)} (write it dotted, like hub.endpoint; quote a part holding dots: rates."agent.tool")`)
+  while (i <= key.length) {
+    let seg = ''
+    if (key[i] === '"') {
+      const end = key.indexOf('"', i + 1)
+      if (end < 0) throw bad()
+      seg = key.slice(i + 1, end)
+      i = end + 1
+      if (i < key.length && key[i] !== '.') throw bad()
+    } else {
+      const end = key.indexOf('.', i)
+      seg = key.slice(i, end < 0 ? key.length : end)
+      i = end < 0 ? key.length : end
+    }
+    if (seg === '') throw bad()
+    path.push(seg)
+    if (i >= key.length) break
+    i++ // the dot
+    if (i >= key.length) throw bad()
+  }
   return path
 }
 
