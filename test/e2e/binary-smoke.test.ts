@@ -9,6 +9,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import S3rver from 's3rver'
 import {freePort} from '../helpers/cli.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -45,7 +46,7 @@ let svc: string
 let env: NodeJS.ProcessEnv
 let hub: ChildProcess | undefined
 let hubUrl: string
-let hubErr = ''
+let s3: S3rver | undefined
 
 function run(args: string[], extra: NodeJS.ProcessEnv = {}) {
   const r = spawnSync(svc, args, {cwd: join(work, 'cwd'), env: {...env, ...extra}, encoding: 'utf8', timeout: 30_000})
@@ -70,6 +71,27 @@ function get(url: string): Promise<{status: number; body: string}> {
   })
 }
 
+/** Starts `svc server start` from the copied executable on free ports and waits for /healthz. */
+async function startHub(args: string[], hubEnv: NodeJS.ProcessEnv) {
+  const port = await freePort()
+  const brokerPort = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const child = spawn(svc, [...args, '--port', String(port)], {cwd: join(work, 'cwd'), env: {...hubEnv, SVC_SERVER_BROKER_PORT: String(brokerPort)}, stdio: ['ignore', 'ignore', 'pipe']})
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  children.push(child)
+  const deadline = Date.now() + 60_000
+  let health: {status: number; body: string} | undefined
+  while (!health) {
+    if (child.exitCode !== null) throw new Error(`the Hub exited ${child.exitCode}: ${stderr}`)
+    if (Date.now() > deadline) throw new Error(`no /healthz within 60 s: ${stderr}`)
+    health = await get(`${url}/healthz`).catch(() => undefined)
+    if (!health) await new Promise((r) => setTimeout(r, 100))
+  }
+  return {child, url, health, stderr: () => stderr}
+}
+const children: ChildProcess[] = []
+
 beforeAll(() => {
   ensureBinary()
   work = mkdtempSync(join(tmpdir(), 'svc-binary-smoke-'))
@@ -81,10 +103,12 @@ beforeAll(() => {
 }, 300_000)
 
 afterAll(async () => {
-  if (hub && hub.exitCode === null) {
-    hub.kill('SIGTERM')
-    await new Promise((r) => hub!.on('exit', r))
+  for (const child of children) {
+    if (child.exitCode !== null) continue
+    child.kill('SIGTERM')
+    await new Promise((r) => child.on('exit', r))
   }
+  await s3?.close()
   if (work) {
     spawnSync('tmux', ['kill-server'], {env, stdio: 'ignore'})
     rmSync(work, {recursive: true, force: true})
@@ -119,26 +143,17 @@ describe('the single executable, alone in an empty directory', () => {
   })
 
   it('server start serves /healthz on SQLite, with the native addon from the per-user cache', async () => {
-    const port = await freePort()
-    const brokerPort = await freePort()
-    hubUrl = `http://127.0.0.1:${port}`
-    hub = spawn(svc, ['server', 'start', '--port', String(port)], {cwd: join(work, 'cwd'), env: {...env, SVC_SERVER_BROKER_PORT: String(brokerPort)}, stdio: ['ignore', 'ignore', 'pipe']})
-    hub.stderr!.on('data', (d) => (hubErr += d))
-    const deadline = Date.now() + 30_000
-    let health: {status: number; body: string} | undefined
-    while (!health) {
-      if (hub.exitCode !== null) throw new Error(`the Hub exited ${hub.exitCode}: ${hubErr}`)
-      if (Date.now() > deadline) throw new Error(`no /healthz within 30 s: ${hubErr}`)
-      health = await get(`${hubUrl}/healthz`).catch(() => undefined)
-      if (!health) await new Promise((r) => setTimeout(r, 100))
-    }
+    const started = await startHub(['server', 'start'], env)
+    hub = started.child
+    hubUrl = started.url
+    const health = started.health
     expect(health.status).toBe(200)
     expect(JSON.parse(health.body)).toEqual({status: 'ok'})
     expect(existsSync(join(work, 'home', '.svc', 'hub.db'))).toBe(true)
     const cached = readdirSync(join(work, 'home', '.cache', 'svc'))
     expect(cached).toHaveLength(1)
     expect(readdirSync(join(work, 'home', '.cache', 'svc', cached[0]))).toEqual(['better_sqlite3.node'])
-    expect(hubErr).not.toMatch(/Warning|require\(\)/)
+    expect(started.stderr()).not.toMatch(/Warning|require\(\)/)
   })
 
   let projectId: string
@@ -152,6 +167,41 @@ describe('the single executable, alone in an empty directory', () => {
     const out = join(work, 'cwd', 'fetched.txt')
     runJson(['artifact', 'get', published.artifact.ref, '-o', out])
     expect(readFileSync(out, 'utf8')).toBe('hello from the single executable\n')
+  })
+
+  it('a hosted Hub on S3 storage (the AWS SDK inside the executable) round-trips an artifact', {timeout: 120_000}, async () => {
+    s3 = new S3rver({address: '127.0.0.1', port: 0, silent: true, directory: join(work, 's3'), configureBuckets: [{name: 'smoke'}]})
+    const {port} = await s3.run()
+    const home = join(work, 'home-s3')
+    mkdirSync(home)
+    const s3Hub = await startHub(['server', 'start', '--hosted', '--host', '127.0.0.1'], {
+      ...env,
+      HOME: home,
+      SVC_SERVER_AUTH_DEVMODE: 'true',
+      SVC_SERVER_STORAGE_PROVIDER: 's3',
+      SVC_SERVER_STORAGE_ENDPOINT: `http://127.0.0.1:${port}`,
+      SVC_SERVER_STORAGE_BUCKET: 'smoke',
+      SVC_SERVER_STORAGE_ACCESSKEYID: 'S3RVER',
+      SVC_SERVER_STORAGE_SECRETACCESSKEY: 'S3RVER',
+    })
+    // s3rver runs in this process, so the CLI must run without blocking it (no spawnSync).
+    const cli = async (args: string[]) => {
+      const child = spawn(svc, [...args, '--json'], {cwd: join(work, 'cwd'), env: {...env, HOME: home, SVC_HUB_ENDPOINT: s3Hub.url}, stdio: ['ignore', 'pipe', 'pipe']})
+      let out = ''
+      let err = ''
+      child.stdout!.on('data', (d) => (out += d))
+      child.stderr!.on('data', (d) => (err += d))
+      const code = await new Promise((r) => child.on('close', r))
+      expect(code, err + out).toBe(0)
+      return JSON.parse(out)
+    }
+    const project = (await cli(['project', 'register', 's3smoke', '--no-remote'])).project
+    const file = join(work, 'cwd', 's3.txt')
+    writeFileSync(file, 'stored in S3\n')
+    const published = await cli(['artifact', 'publish', file, '--project', project.id])
+    const out = join(work, 'cwd', 's3-fetched.txt')
+    await cli(['artifact', 'get', published.version.ref, '-o', out])
+    expect(readFileSync(out, 'utf8')).toBe('stored in S3\n')
   })
 
   it('keys reach an agent started by that Hub', async () => {
