@@ -31,6 +31,8 @@ export interface AppDeps {
 }
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const requestPrefix = randomBytes(4).toString('hex')
+let requestCounter = 0
 
 /**
  * Builds the Hub's Fastify instance from its dependencies. It never listens: main.ts does, and
@@ -47,7 +49,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // A well-formed incoming X-Request-Id is kept so a client can correlate; otherwise a new one.
     genReqId: (req) => {
       const incoming = req.headers['x-request-id']
-      return typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : 'req_' + randomBytes(8).toString('hex')
+      if (typeof incoming === 'string' && INCOMING_ID.test(incoming)) return incoming
+      // A random per-process prefix and a counter: unique without a random draw per request.
+      requestCounter = (requestCounter + 1) >>> 0
+      return `req_${requestPrefix}${requestCounter.toString(16).padStart(8, '0')}`
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -57,7 +62,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id)
   })
   app.addHook('onResponse', async (request, reply) => {
-    const quiet = request.url === '/healthz' || request.url === '/readyz'
+    // Health checks and agents' high-frequency status reports log at debug, not info.
+    const quiet = request.routeOptions.config?.quietLog === true
     request.log[quiet ? 'debug' : 'info']({method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime)}, 'request')
   })
 

@@ -3,6 +3,7 @@ import {AppError} from '../../api/app-error.js'
 import type {CallContext} from '../../domain/authz/context.js'
 import type {Authenticate} from '../../domain/auth/credentials.js'
 import {SIGNATURE_HEADERS} from '../../api/broker-signing.js'
+import {parseJson} from './json.js'
 
 /** Verifies a broker-signed request and returns the broker ID (401 otherwise). */
 export type VerifyBroker = (headers: FastifyRequest['headers'], method: string, url: string, body: string) => Promise<string>
@@ -18,6 +19,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** false: the route needs no credential. */
     auth?: boolean
+    /** true: the access-log line of this route is written at debug level (hot or health routes). */
+    quietLog?: boolean
   }
 }
 
@@ -76,7 +79,7 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, ve
       return done(err, undefined)
     }
     try {
-      done(null, JSON.parse(text, (k, v) => (k === '__proto__' ? undefined : v)))
+      done(null, parseJson(text))
     } catch {
       done(Object.assign(new Error('invalid JSON body'), {code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400}), undefined)
     }

@@ -80,7 +80,7 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService) {
     for (const action of ['stop', 'start', 'restart'] as const) {
       app.post(`${base}/${action}`, {schema: {params}}, async (request) => ({agent: await agents[action](ctxOf(request), ref(request).id, ref(request).projectId)}))
     }
-    app.post(`${base}/status`, {schema: {params, body: statusBody}}, async (request) => {
+    app.post(`${base}/status`, {config: {quietLog: true}, schema: {params, body: statusBody}}, async (request) => {
       await agents.reportStatus(ctxOf(request), ref(request).id, request.body as never)
       return {ok: true}
     })

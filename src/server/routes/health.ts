@@ -4,8 +4,8 @@ import {sendError} from '../plugins/errors.js'
 
 /** Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the database answers). */
 export function healthRoutes(app: FastifyInstance, ping: () => Promise<void>) {
-  app.get('/healthz', {config: {auth: false}}, async () => ({status: 'ok'}))
-  app.get('/readyz', {config: {auth: false}}, async (request, reply) => {
+  app.get('/healthz', {config: {auth: false, quietLog: true}}, async () => ({status: 'ok'}))
+  app.get('/readyz', {config: {auth: false, quietLog: true}}, async (request, reply) => {
     try {
       await ping()
       return {status: 'ready'}

@@ -1,6 +1,7 @@
 import type {FastifyInstance, FastifyRequest} from 'fastify'
 import type {MessagesService} from '../../domain/messages/messages-service.js'
 import {ctxOf} from '../plugins/auth.js'
+import {parseJson} from '../plugins/json.js'
 
 const str = {type: 'string', minLength: 1, maxLength: 200} as const
 type P = {id?: string; projectId?: string; scheduleId?: string}
@@ -17,7 +18,7 @@ export async function messageRoutes(app: FastifyInstance, messages: MessagesServ
     scope.addContentTypeParser('application/json', {parseAs: 'string'}, (request, body, done) => {
       request.rawBody = body as string
       try {
-        done(null, body === '' ? undefined : JSON.parse(body as string, (k, v) => (k === '__proto__' ? undefined : v)))
+        done(null, body === '' ? undefined : parseJson(body as string))
       } catch {
         done(null, undefined)
       }
