@@ -30,7 +30,7 @@ hub:
 x_team: keep   # unknown, kept
 `
 
-describe('svc config set / unset', () => {
+describe('svc config set / unset', {timeout: 120_000}, () => {
   it('inside a checkout writes its .svc/settings.yaml, creating it with schema_version "1"', async () => {
     const r = await svc(['config', 'set', 'hub.endpoint', 'http://hub.example:9810'])
     expect(r.code).toBe(0)
@@ -121,7 +121,7 @@ telemetry:
   })
 })
 
-describe('svc config get / list', () => {
+describe('svc config get / list', {timeout: 120_000}, () => {
   it('get prints the effective value; --json adds its origin', async () => {
     writeFileSync(join(repo, '.svc', 'settings.yaml'), commented)
     const r = await svc(['config', 'get', 'hub.endpoint'])
@@ -164,7 +164,7 @@ describe('svc config get / list', () => {
   })
 })
 
-describe('svc config validate', () => {
+describe('svc config validate', {timeout: 120_000}, () => {
   it('prints file:line:column, the key and the expected type, and exits 1', async () => {
     const file = join(repo, 'bad.yaml')
     writeFileSync(file, 'schema_version: "1"\nhub:\n  local_only: maybe\ndefault_max_turns: "ten"\nruntimes:\n  dev:\n    type: dockr\nx_extra: 1\n')
