@@ -65,7 +65,7 @@ describe('settings file writes across processes', () => {
     }
     expect(reads).toBeGreaterThan(0)
     expect(existsSync(file + '.lock')).toBe(false)
-  }, 180_000)
+  }, 300_000)
 
   it('a writer killed with SIGKILL at random moments leaves the old or the new file, never a mix', async () => {
     const file = tempSettings()
@@ -91,7 +91,7 @@ describe('settings file writes across processes', () => {
     await editSettingsFile(file, [{path: ['after'], value: true}])
     expect(intact(file).after).toBe(true)
     expect(readdirSync(join(file, '..')).filter((n) => n !== 'settings.yaml')).toEqual([])
-  }, 180_000)
+  }, 300_000)
 })
 
 describe('withSettingsLock', () => {
