@@ -181,6 +181,10 @@ const vendorStubPlugin = {
   setup(b) {
     const filter = new RegExp(`^(${VENDOR.map((v) => v.replace(/[/.]/g, '\\$&')).join('|')})$`)
     b.onResolve({filter}, (args) => ({path: args.path, namespace: 'svc-vendor'}))
+    // A subpath (`kysely/helpers/...`) would put a second copy of part of the package in the
+    // main bundle: refuse it, so whoever adds one adds it to VENDOR's entry instead.
+    const sub = new RegExp(`^(${VENDOR.map((v) => v.replace(/[/.]/g, '\\$&')).join('|')})/`)
+    b.onResolve({filter: sub}, (args) => ({errors: [{text: `build:binary: import ${args.path} through VENDOR (scripts/build-binary.mjs), not by subpath from ${args.importer}`}]}))
     b.onLoad({filter: /.*/, namespace: 'svc-vendor'}, (args) => ({contents: `module.exports = globalThis.__svcVendor(${JSON.stringify(args.path)})`, loader: 'js'}))
   },
 }
