@@ -15,6 +15,8 @@ import {artifactRoutes} from './server/routes/artifacts.js'
 import {openStore, type Store} from './store/store.js'
 import {createSettingsService} from './domain/settings/settings-service.js'
 import {adminSettingsRoutes} from './server/routes/admin-settings.js'
+import {createSecretsService, loadSecretsKey} from './domain/secrets/secrets-service.js'
+import {secretRoutes} from './server/routes/secrets.js'
 import {DEV_USER} from './domain/hub-config.js'
 import type {Services} from './domain/services.js'
 import {TunnelRegistry} from './server/tunnel/tunnel-registry.js'
@@ -107,6 +109,13 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     await settings.init()
     const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings})
     services.routePlugins.push(adminSettingsRoutes(settings))
+    // Secret values are encrypted with SVC_SECRETS_KEY or ~/.svc/secrets.key (read on first use).
+    let secretsKey: Buffer | null = null
+    const secrets = createSecretsService(deps, {
+      key: () => (secretsKey ??= loadSecretsKey(env, `${paths(env).home}/secrets.key`)),
+      userScopeOnly: () => (settings.resolved() as {agent_secrets?: {user_scope_only?: unknown}}).agent_secrets?.user_scope_only === true,
+    })
+    services.routePlugins.push(secretRoutes(secrets))
     const blobs = await blobStoreFrom(bootstrap, env)
     if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})

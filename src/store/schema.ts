@@ -70,6 +70,17 @@ export interface LoginFlowsTable {
   consumed_at: string | null
 }
 
+export interface ProjectSecretsTable {
+  project_id: string
+  scope: string
+  user_id: string
+  key: string
+  value_enc: string
+  written_by_kind: string
+  written_by_id: string
+  updated_at: string
+}
+
 export interface SettingsSectionsTable {
   section: string
   value: string
@@ -292,6 +303,7 @@ export interface Database {
   login_flows: LoginFlowsTable
   hub_settings: HubSettingsTable
   settings_sections: SettingsSectionsTable
+  project_secrets: ProjectSecretsTable
 }
 
 export type {Generated}

@@ -8,6 +8,7 @@ import {credentialsRepo} from './repositories/credentials.js'
 import {auditRepo, messagesRepo} from './repositories/messages.js'
 import {hubSettingsRepo} from './repositories/hub-settings.js'
 import {settingsSectionsRepo} from './repositories/settings-sections.js'
+import {projectSecretsRepo} from './repositories/project-secrets.js'
 import {createStoreEvents, type StoreEvents} from './events.js'
 import {sql} from 'kysely'
 import {loginFlowsRepo} from './repositories/login-flows.js'
@@ -24,6 +25,7 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   loginFlows: loginFlowsRepo(db),
   hubSettings: hubSettingsRepo(db),
   settingsSections: settingsSectionsRepo(db),
+  projectSecrets: projectSecretsRepo(db),
   artifacts: artifactsRepo(db),
   brokers: brokersRepo(db),
   agents: agentsRepo(db),

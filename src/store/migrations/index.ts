@@ -5,6 +5,7 @@ import * as m0003 from './0003-artifacts.js'
 import * as m0004 from './0004-messages.js'
 import * as m0005 from './0005-settings-sections.js'
 import * as m0006 from './0006-project-annotations.js'
+import * as m0007 from './0007-project-secrets.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004-messages': m0004,
   '0005-settings-sections': m0005,
   '0006-project-annotations': m0006,
+  '0007-project-secrets': m0007,
 }

@@ -1,0 +1,136 @@
+import {createCipheriv, createDecipheriv, randomBytes} from 'node:crypto'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {dirname} from 'node:path'
+import {AppError, notFound} from '../../api/app-error.js'
+import type {SecretScope} from '../../store/repositories/project-secrets.js'
+import type {CallContext} from '../authz/context.js'
+import {decideProject, enforce} from '../authz/decide.js'
+import type {ProjectRole} from '../authz/permissions.js'
+import type {Deps} from '../deps.js'
+import {iso} from '../shared/clock.js'
+
+export interface SecretView {
+  key: string
+  scope: SecretScope
+  /** The user a user-scope secret belongs to. */
+  userId: string | null
+  writtenBy: {kind: string; id: string}
+  updatedAt: string
+}
+
+const KEY_RE = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/
+
+/**
+ * The encryption key of secret values: `SVC_SECRETS_KEY` (64 hex characters) when set — replicas
+ * of a hosted Hub must share it — else `~/.svc/secrets.key`, created (mode 0600) on first use.
+ */
+export function loadSecretsKey(env: NodeJS.ProcessEnv, file: string): Buffer {
+  if (env.SVC_SECRETS_KEY) {
+    if (!/^[0-9a-fA-F]{64}$/.test(env.SVC_SECRETS_KEY)) throw new Error('SVC_SECRETS_KEY: expected 64 hex characters (32 bytes)')
+    return Buffer.from(env.SVC_SECRETS_KEY, 'hex')
+  }
+  try {
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex')
+  } catch {
+    mkdirSync(dirname(file), {recursive: true})
+    const key = randomBytes(32)
+    try {
+      writeFileSync(file, key.toString('hex') + '\n', {mode: 0o600, flag: 'wx'})
+      return key
+    } catch {
+      return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex')
+    }
+  }
+}
+
+function seal(key: Buffer, aad: string, value: string): string {
+  const iv = randomBytes(12)
+  const c = createCipheriv('aes-256-gcm', key, iv)
+  c.setAAD(Buffer.from(aad))
+  const body = Buffer.concat([c.update(value, 'utf8'), c.final()])
+  return [iv, c.getAuthTag(), body].map((b) => b.toString('base64url')).join('.')
+}
+
+export function openSealed(key: Buffer, aad: string, sealed: string): string {
+  const [iv, tag, body] = sealed.split('.').map((s) => Buffer.from(s, 'base64url'))
+  const d = createDecipheriv('aes-256-gcm', key, iv)
+  d.setAAD(Buffer.from(aad))
+  d.setAuthTag(tag)
+  return Buffer.concat([d.update(body), d.final()]).toString('utf8')
+}
+
+/**
+ * Project and user secrets (`/api/v1/projects/:id/secrets`). Values are encrypted at rest and
+ * never returned by the API (list shows keys, scope, writer and time only); agents receive them
+ * at dispatch. Users: project scope needs `project.update` (owners, admins), user scope any
+ * reader of the project. Agents: their own project only; while `agent_secrets.user_scope_only`
+ * is on, an agent's project-scope write (an empty scope counts as project) is 403
+ * `secret_scope_restricted`; an agent's user-scope secret belongs to the user who created it.
+ */
+export function createSecretsService(deps: Deps, o: {key: () => Buffer; userScopeOnly: () => boolean}) {
+  const {store} = deps
+  const aad = (projectId: string, scope: string, userId: string, key: string) => `${projectId}/${scope}/${userId}/${key}`
+
+  async function resolve(ctx: CallContext, idOrSlug: string, write: SecretScope | null) {
+    const project = (await store.projects.get(idOrSlug)) ?? (await store.projects.getBySlug(idOrSlug))
+    if (!project) throw notFound('project')
+    const p = ctx.principal
+    if (p.kind === 'agent') {
+      if (p.projectId !== project.id) throw notFound('project')
+      const agent = await store.agents.get(p.id)
+      const owner = agent?.createdBy.kind === 'user' ? agent.createdBy.id : null
+      return {project, userId: owner}
+    }
+    if (p.kind !== 'user') throw new AppError('forbidden', 'only users and agents manage project secrets')
+    const role = (await store.projects.roleOf(project.id, p.id)) as ProjectRole | null
+    const canSee = decideProject(ctx, project.id, role, 'project.read').allowed
+    const permission = write === 'project' ? 'project.update' : 'project.read'
+    enforce(decideProject(ctx, project.id, role, permission), {canSee, what: 'project', permission})
+    return {project, userId: p.id}
+  }
+
+  const view = (r: {key: string; scope: SecretScope; userId: string; writtenBy: {kind: string; id: string}; updatedAt: string}): SecretView => ({
+    key: r.key,
+    scope: r.scope,
+    userId: r.scope === 'user' ? r.userId : null,
+    writtenBy: r.writtenBy,
+    updatedAt: r.updatedAt,
+  })
+
+  const scopeOf = (raw: unknown): SecretScope => {
+    if (raw === undefined || raw === null || raw === '' || raw === 'project') return 'project'
+    if (raw === 'user') return 'user'
+    throw new AppError('validation_error', 'scope: expected "project" or "user"', {fields: [{path: 'scope', message: 'must be project or user'}]})
+  }
+
+  return {
+    async list(ctx: CallContext, projectId: string): Promise<SecretView[]> {
+      const {project, userId} = await resolve(ctx, projectId, null)
+      return (await store.projectSecrets.list(project.id, userId)).map(view)
+    },
+    async put(ctx: CallContext, projectId: string, key: string, body: {value: string; scope?: string}): Promise<SecretView> {
+      if (!KEY_RE.test(key)) throw new AppError('validation_error', `invalid secret key "${key}"`, {fields: [{path: 'key', message: 'letters, digits, _ . -'}]})
+      const scope = scopeOf(body.scope)
+      if (ctx.principal.kind === 'agent' && scope === 'project' && o.userScopeOnly()) {
+        throw new AppError('secret_scope_restricted', 'agents may write only user-scope secrets on this Hub (agent_secrets.user_scope_only); send scope "user"', {scope: 'project'})
+      }
+      const {project, userId} = await resolve(ctx, projectId, scope)
+      if (scope === 'user' && !userId) throw new AppError('forbidden', 'this agent has no user to hold a user-scope secret')
+      const uid = scope === 'user' ? userId! : ''
+      const row = {projectId: project.id, scope, userId: uid, key, valueEnc: seal(o.key(), aad(project.id, scope, uid, key), body.value), writtenBy: {kind: ctx.principal.kind, id: ctx.principal.id}, updatedAt: iso(deps.clock.now())}
+      await store.projectSecrets.put(row)
+      return view(row)
+    },
+    async remove(ctx: CallContext, projectId: string, key: string, rawScope?: string): Promise<{deleted: true}> {
+      const scope = scopeOf(rawScope)
+      if (ctx.principal.kind === 'agent' && scope === 'project' && o.userScopeOnly()) {
+        throw new AppError('secret_scope_restricted', 'agents may change only user-scope secrets on this Hub (agent_secrets.user_scope_only)', {scope: 'project'})
+      }
+      const {project, userId} = await resolve(ctx, projectId, scope)
+      if (!(await store.projectSecrets.delete(project.id, scope, scope === 'user' ? (userId ?? '') : '', key))) throw notFound('secret')
+      return {deleted: true}
+    },
+  }
+}
+
+export type SecretsService = ReturnType<typeof createSecretsService>
