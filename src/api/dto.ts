@@ -21,6 +21,8 @@ export interface AgentDto {
   createdAt: string
   updatedAt: string
   lastHeartbeatAt: string | null
+  /** `open` accepts messages; `closed` refuses them (keys are not affected). */
+  messageMode: string
   /**
    * The agent defaults applied at creation (max turns, model, timezone, ...), each with the layer
    * it came from: request, project, hub or coded.

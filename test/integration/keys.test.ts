@@ -63,6 +63,21 @@ describeEachDialect('keys', (dialect) => {
     await waitFor(() => /^scoped-keys$/m.test(pane(mine.id)), 10_000, 'the scoped keys ran')
   })
 
+  it("the owner's user access token sends keys only when it carries agent.lifecycle; attach follows the same rule", async () => {
+    const token = async (permissions: string[]) =>
+      (await hub.request('POST', '/api/v1/auth/tokens', {token: owner.token, body: {name: `t-${permissions.join('-')}`, projectId: mine.projectId, permissions}})).body.token as string
+    const readOnly = await token(['project.read', 'agent.read'])
+    const denied = await keys(top(mine.id), readOnly)
+    expect(denied.status).toBe(403)
+    expect(denied.body.error.code).toBe('keys_denied')
+    expect((await keys(top(mine.id), await token(['project.read', 'agent.read', 'agent.lifecycle']))).status).toBe(200)
+    // Attach: the owner (a plain member, without agent.attach) may; another member may not.
+    const attach = (t: string) => hub.request('GET', `/api/v1/agents/${mine.id}/attach`, {token: t})
+    expect((await attach(owner.token)).status).toBe(426)
+    expect((await attach(member.token)).status).toBe(403)
+    expect((await attach(readOnly)).status).toBe(403)
+  })
+
   it('humans: owner and system admin allowed; a member without agent.attach 403 keys_denied; a non-member 404; both routes', async () => {
     for (const url of [top(mine.id), scoped(mine.projectId, mine.id), scoped('default', 'mine')]) {
       expect((await keys(url, owner.token)).status, `owner ${url}`).toBe(200)

@@ -12,6 +12,17 @@ import {SCOPE} from './scopes.js'
  * actions on other agents need `ScopeAgentLifecycle`. Brokers: only agents they host.
  * A caller who may not read the agent gets 404.
  */
+/**
+ * A user owns the agents it created. Through a user access token, ownership counts only inside
+ * the token's project and when the token carries `agent.lifecycle` (a read-only token of the
+ * owner must not drive the agent's terminal).
+ */
+export function ownsAgent(ctx: CallContext, agent: AgentRecord): boolean {
+  const p = ctx.principal
+  if (p.kind !== 'user' || agent.createdBy.kind !== 'user' || agent.createdBy.id !== p.id) return false
+  return !ctx.bounds || (ctx.bounds.projectId === agent.projectId && ctx.bounds.permissions.has('agent.lifecycle'))
+}
+
 export function createAgentAccess(deps: Deps) {
   const {store} = deps
 
@@ -43,6 +54,13 @@ export function createAgentAccess(deps: Deps) {
         return
       }
       if (p.kind === 'agent' && p.id === agent.id && (permission === 'agent.read' || permission === 'agent.status_update')) return
+      // Attach (and keys, authorized like it): the agent's owner may, without agent.attach.
+      if (permission === 'agent.attach' && ownsAgent(ctx, agent)) {
+        await this.checkProject(ctx, agent.projectId, 'agent.read').catch(() => {
+          throw notFound('agent')
+        })
+        return
+      }
       try {
         await this.checkProject(ctx, agent.projectId, permission)
       } catch (err) {

@@ -44,6 +44,7 @@ export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowM
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
     lastHeartbeatAt: heartbeat,
+    messageMode: a.messageMode,
     appliedSettings: (a.config.applied as AgentDto['appliedSettings'] | undefined) ?? {},
   }
 }

@@ -4,7 +4,7 @@ import type {AgentRecord} from '../../store/repositories/agents.js'
 import type {CallContext} from '../authz/context.js'
 import {decideProject} from '../authz/decide.js'
 import type {ProjectRole} from '../authz/permissions.js'
-import type {AgentAccess} from '../agents/access.js'
+import {ownsAgent, type AgentAccess} from '../agents/access.js'
 import {SCOPE} from '../agents/scopes.js'
 import type {BrokerGateway} from '../brokers/gateway.js'
 import {iso} from '../shared/clock.js'
@@ -55,8 +55,7 @@ export function createKeysService(deps: Deps, k: {access: AgentAccess; gateway: 
     if (!agent) throw notFound('agent')
     const role = (await store.projects.roleOf(agent.projectId, p.id)) as ProjectRole | null
     if (!decideProject(ctx, agent.projectId, role, 'project.read').allowed) throw notFound('agent')
-    const owns = agent.createdBy.kind === 'user' && agent.createdBy.id === p.id && (!ctx.bounds || ctx.bounds.projectId === agent.projectId)
-    if (!owns && !decideProject(ctx, agent.projectId, role, 'agent.attach').allowed) throw denied('only the agent\'s owner or a holder of agent.attach may send keys')
+    if (!ownsAgent(ctx, agent) && !decideProject(ctx, agent.projectId, role, 'agent.attach').allowed) throw denied('only the agent\'s owner or a holder of agent.attach may send keys')
     return agent
   }
 

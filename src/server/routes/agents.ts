@@ -110,7 +110,11 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService) {
         const q = request.query as {cols?: number; rows?: number}
         request.agentStream = await agents.openStream(ctxOf(request), ref(request).id, 'attach', {cols: q.cols ?? 80, rows: q.rows ?? 24}, ref(request).projectId)
       },
-      handler: async (_request, reply) => reply.code(426).header('upgrade', 'websocket').send({error: {code: 'invalid_request', message: 'attach needs a WebSocket upgrade', requestId: _request.id}}),
+      // Authorized and opened, but not upgraded: close the broker stream and say what is needed.
+      handler: async (request, reply) => {
+        request.agentStream?.close()
+        return reply.code(426).header('upgrade', 'websocket').send({error: {code: 'invalid_request', message: 'attach needs a WebSocket upgrade', requestId: request.id}})
+      },
       wsHandler: (socket, request) => pipeStream(socket, request, {readOnly: false}),
     })
   }
