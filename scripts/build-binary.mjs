@@ -54,10 +54,12 @@ if (!existsSync(addon)) throw new Error(`${addon} is missing: better-sqlite3 was
  */
 const PATCHES = [
   {
-    // oclif's engine check requires its own package.json by a computed path at load time.
+    // oclif's index checks the running Node against its engines range at load time, reading its
+    // package.json by a computed path and loading semver (~15 ms). The executable's Node is
+    // pinned at build time, so the check cannot fail there: it is dropped.
     file: /@oclif[\\/]core[\\/]lib[\\/]index\.js$/,
-    from: "require(path.join(root, 'package.json'))",
-    to: "require('../package.json')",
+    from: 'checkNodeVersion();',
+    to: '/* svc executable: Node is pinned at build time, no engine check */',
   },
 ]
 
