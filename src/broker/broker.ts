@@ -1,5 +1,5 @@
-import {mkdirSync} from 'node:fs'
-import {join} from 'node:path'
+import {mkdirSync, writeFileSync} from 'node:fs'
+import {dirname, join, resolve, sep} from 'node:path'
 import type {Logger} from 'pino'
 import {BROKER_CAPABILITIES, type HelloEvent} from '../api/tunnel-protocol.js'
 import {AgentRegistry} from './agent-registry.js'
@@ -41,6 +41,22 @@ interface StartParams {
   harness?: HarnessConfig
   task?: string | null
   env: Record<string, string>
+  /** The agent's template files (base64), laid out in its working directory. */
+  templateFiles?: Array<{path: string; content: string}>
+}
+
+/**
+ * Writes template files under `dir`. Paths were checked when the template was uploaded; they
+ * are checked again here because the broker trusts nothing it did not verify itself.
+ */
+export function writeTemplateFiles(dir: string, files: Array<{path: string; content: string}>): void {
+  const root = resolve(dir)
+  for (const f of files) {
+    const target = resolve(root, f.path)
+    if (!target.startsWith(root + sep) || f.path.split('/').includes('..')) throw new BrokerError('bad_template', `template path ${JSON.stringify(f.path)} leaves the workspace`)
+    mkdirSync(dirname(target), {recursive: true})
+    writeFileSync(target, Buffer.from(f.content, 'base64'))
+  }
 }
 
 /**
@@ -129,6 +145,7 @@ export class Broker {
     const resolved = resolveHarness(p.harnessConfig, {configs: p.harness ? {[p.harnessConfig]: p.harness} : undefined, task: p.task ?? undefined})
     const workdir = join(this.opts.stateDir, 'workspaces', p.agentId)
     mkdirSync(workdir, {recursive: true})
+    writeTemplateFiles(workdir, p.templateFiles ?? [])
     const handle = await this.opts.runtime.start({
       agentId: p.agentId,
       name: p.name,

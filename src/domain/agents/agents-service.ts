@@ -6,7 +6,7 @@ import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
 import type {AgentAccess} from './access.js'
-import type {AgentSettingsSource} from './agent-settings.js'
+import {BUILTIN_HARNESS_CONFIGS, type AgentSettingsSource} from './agent-settings.js'
 import {ACTIVITIES, agentView, PHASES, type AgentView} from './agent-state.js'
 import type {AgentTokens} from './agent-tokens.js'
 import {checkQuotas, chooseBroker} from './dispatch.js'
@@ -94,6 +94,18 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   const now = () => iso(clock.now())
   const view = (r: AgentRecord) => agentView(r, a.status.pendingFor(r.id), clock.now().getTime())
 
+  /** The current version's files of a template (base64), for the broker to lay out. */
+  async function templateFilesOf(templateId: string): Promise<Array<{path: string; content: string}> | undefined> {
+    const t = await store.templates.get(templateId)
+    if (!t) return undefined
+    const versions = await store.templates.versions(templateId)
+    const current = versions.find((v) => v.seq === t.currentVersion)
+    if (!current) return undefined
+    const out: Array<{path: string; content: string}> = []
+    for (const m of current.manifest) out.push({path: m.path, content: (await store.templates.file(templateId, current.seq, m.path)) ?? ''})
+    return out
+  }
+
   async function projectIdOf(idOrSlug: string): Promise<string> {
     const p = (await store.projects.get(idOrSlug)) ?? (await store.projects.getBySlug(idOrSlug))
     if (!p) throw notFound('project')
@@ -119,7 +131,10 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   async function dispatch(agent: AgentRecord): Promise<AgentRecord> {
     const settings = await a.settings()
     const {token} = await a.tokens.mint(agent)
-    const harness = settings.harnessConfigs[agent.harnessConfig]
+    // Built-in configs are the broker's own (with their environment); send only configured ones.
+    const configured = settings.harnessConfigs[agent.harnessConfig]
+    const harness = BUILTIN_HARNESS_CONFIGS[agent.harnessConfig] === configured ? undefined : configured
+    const templateFiles = agent.template ? await templateFilesOf(agent.template) : undefined
     try {
       const res = await a.gateway.request<{runtime: string; ref: string}>(
         agent.brokerId!,
@@ -130,6 +145,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           projectId: agent.projectId,
           harnessConfig: agent.harnessConfig,
           harness,
+          templateFiles,
           task: agent.task,
           env: {
             SVC_AUTH_TOKEN: token,

@@ -31,9 +31,11 @@ export function createBrokersService(deps: Deps, isConnected: ConnectedCheck) {
 
   const view = async (b: Broker): Promise<BrokerView> => ({...b, connected: isConnected(b.id), agents: await store.agents.countActive({brokerId: b.id})})
 
+  /** Brokers are hub-wide compute: only a system admin adds one. */
   function requireUser(ctx: CallContext) {
     if (ctx.principal.kind !== 'user') throw new AppError('forbidden', 'only users may register brokers')
     if (ctx.bounds) throw new AppError('forbidden', 'a user access token cannot register brokers')
+    if (!ctx.principal.systemAdmin) throw new AppError('forbidden', 'only a system admin may register a runtime broker')
     return ctx.principal
   }
 
