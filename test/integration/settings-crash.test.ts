@@ -22,7 +22,7 @@ describe('settings: crash during a save touching the database and the file', () 
     const home = mkdtempSync(join(tmpdir(), 'svc-crash-'))
     mkdirSync(join(home, '.svc'), {recursive: true})
     writeFileSync(join(home, '.svc/settings.yaml'), HEADER)
-    const env = {...process.env, HOME: home}
+    const env: NodeJS.ProcessEnv = {...process.env, HOME: home}
     for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k]
     let next = 1
     let acknowledged = 0
