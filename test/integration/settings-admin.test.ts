@@ -147,6 +147,22 @@ describeEachDialect('settings: admin routes', (dialect) => {
     await waitFor(() => other.services.settings!.agentSettings().quotas.maxAgentsPerProject !== 42)
   })
 
+  it('agent defaults saved in the database reach the next create at once; clearing to null removes them', async () => {
+    const hub = await startFakeBrokerHub(dialect, {files: {'.svc/settings.yaml': 'schema_version: "1"\ndefault_model: file-model\n'}})
+    open.push(hub)
+    const save = await hub.request('PUT', '/api/v1/admin/server-config', {body: {default_model: 'db-model', default_timezone: 'Asia/Tokyo', default_max_turns: 12, default_thinking_level: 'high', default_runtime_broker: hub.fake.brokerId}})
+    expect(save.status).toBe(200)
+    const a = (await hub.request('POST', '/api/v1/agents', {body: {name: 'd1', projectId: 'default'}})).body.agent
+    expect(a.appliedSettings.defaultModel).toEqual({value: 'db-model', from: 'hub'})
+    expect(a.appliedSettings.defaultTimezone).toEqual({value: 'Asia/Tokyo', from: 'hub'})
+    expect(a.appliedSettings.defaultMaxTurns).toEqual({value: 12, from: 'hub'})
+    expect(a.appliedSettings.defaultAgentRole).toMatchObject({value: 'full'})
+    expect(hub.services.settings!.agentSettings().defaultRuntimeBroker).toBe(hub.fake.brokerId)
+    await hub.request('PUT', '/api/v1/admin/server-config', {body: {default_max_turns: null}})
+    const b = (await hub.request('POST', '/api/v1/agents', {body: {name: 'd2', projectId: 'default'}})).body.agent
+    expect(b.appliedSettings.defaultMaxTurns?.from).not.toBe('hub')
+  })
+
   it('quotas.enforce_broker_quotas: turning it on makes the next over-cap create 429 at once', async () => {
     const hub = await startFakeBrokerHub(dialect, {files: {'.svc/settings.yaml': 'schema_version: "1"\nquotas:\n  max_agents_per_broker: 1\n  enforce_broker_quotas: false\n'}})
     open.push(hub)
