@@ -2,6 +2,7 @@ import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, expect, it} from 'vitest'
 import {fileWriter} from '../../src/domain/settings/save.js'
+import {withSettingsLock} from '../../src/config/settings-editor.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 
 const COMMENTED = `# my settings
@@ -179,6 +180,28 @@ describeEachDialect('settings: workstation server-config', (dialect) => {
     expect(r.body.error.details.applied).toEqual(['quotas'])
     expect(file()).toBe(COMMENTED)
     expect(hub!.services.settings!.agentSettings().quotas.maxAgentsPerProject).toBe(4)
+  })
+
+  it('rule 7: a save waits for the settings-file lock another writer holds, then writes', async () => {
+    await start()
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const inside = new Promise<void>((r) => (entered = r))
+    const holder = withSettingsLock(join(hub!.home, '.svc/settings.yaml'), async () => {
+      entered()
+      await held
+    })
+    await inside
+    const pending = put({server: {hub: {port: 9990}}, quotas: {max_agents_per_project: 6}})
+    await new Promise((r) => setTimeout(r, 300))
+    // Nothing written while the lock is held: not the file, not the database.
+    expect(file()).toBe(COMMENTED)
+    expect(hub!.services.settings!.agentSettings().quotas.maxAgentsPerProject).toBe(7)
+    release()
+    await holder
+    expect((await pending).status).toBe(200)
+    expect(file()).toMatch(/port: 9990/)
   })
 
   it('no settings file yet: a save creates it with schema_version', async () => {
