@@ -1,7 +1,7 @@
 import type {FastifyInstance} from 'fastify'
 import pino, {type Logger} from 'pino'
 import {createBlobStore, type BlobStore} from './blobs/index.js'
-import type {Bootstrap} from './config/bootstrap.js'
+import {BootstrapError, type Bootstrap} from './config/bootstrap.js'
 import {paths} from './config/paths.js'
 import {createArtifactsService} from './domain/artifacts/artifacts-service.js'
 import {ensureDevToken} from './domain/auth/dev-credential.js'
@@ -44,6 +44,13 @@ export interface HubOptions {
   logger?: Logger
 }
 
+/** `server.auth.session_ttl` as milliseconds; a value that is not a duration stops start-up. */
+function sessionTtl(text: string): number {
+  const ms = parseDuration(text)
+  if (ms === null || ms < 60_000) throw new BootstrapError(`invalid server.auth.session_ttl "${text}": expected a duration of at least 1m, such as 12h or 720h`)
+  return ms
+}
+
 /** What the domain needs, read off the bootstrap configuration. */
 export function hubConfigFrom(b: Bootstrap, devToken: string | null): HubConfig {
   const v = b.values
@@ -55,7 +62,7 @@ export function hubConfigFrom(b: Bootstrap, devToken: string | null): HubConfig 
     adminEmails: (v['server.hub.admin_emails'] as string[]) ?? [],
     userAccessMode: String(v['server.auth.user_access_mode'] ?? 'open'),
     authorizedDomains: (v['server.auth.authorized_domains'] as string[]) ?? [],
-    sessionTtlMs: parseDuration(String(v['server.auth.session_ttl'])) ?? 30 * 86_400_000,
+    sessionTtlMs: sessionTtl(String(v['server.auth.session_ttl'])),
     publicUrl: String(v['server.hub.public_url'] || `http://${v['server.hub.host'] === '0.0.0.0' ? '127.0.0.1' : v['server.hub.host']}:${v['server.hub.port']}`),
     oidc: oidcIssuer
       ? {
@@ -107,6 +114,18 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     // Layer-1 settings from the database over the bootstrap merge; agents read this cached view.
     const settings = createSettingsService({...deps, bootstrap, env, setLogLevel: (level) => (logger.level = level)})
     await settings.init()
+    // Layer-1 keys the domain reads off HubConfig follow the database view (at once, and on replicas).
+    const bootPublicUrl = config.publicUrl
+    const followSettings = () => {
+      const t = settings.resolved() as {server?: {hub?: Record<string, unknown>; auth?: Record<string, unknown>}}
+      const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : [])
+      config.adminEmails = list(t.server?.hub?.admin_emails)
+      config.userAccessMode = String(t.server?.auth?.user_access_mode ?? 'open')
+      config.authorizedDomains = list(t.server?.auth?.authorized_domains)
+      config.publicUrl = typeof t.server?.hub?.public_url === 'string' && t.server.hub.public_url ? t.server.hub.public_url : bootPublicUrl
+    }
+    followSettings()
+    settings.onChange(followSettings)
     const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings})
     services.routePlugins.push(adminSettingsRoutes(settings))
     // Secret values are encrypted with SVC_SECRETS_KEY or ~/.svc/secrets.key (read on first use).

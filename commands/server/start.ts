@@ -34,7 +34,14 @@ Workstation mode (the default) binds 127.0.0.1, writes ~/.svc/dev-token and uses
       throw err
     }
     const {startServer} = await import('../../src/server-process.js')
-    const started = await startServer(bootstrap)
+    let started
+    try {
+      started = await startServer(bootstrap)
+    } catch (err) {
+      // Some values are only judged when the Hub is composed (e.g. server.auth.session_ttl).
+      if (err instanceof BootstrapError) throw new AppError('usage_error', err.message)
+      throw err
+    }
     const result = {url: started.url, mode: bootstrap.mode, database: String(bootstrap.values['server.database.driver'])}
     if (this.json) process.stdout.write(JSON.stringify(result) + '\n')
     else process.stderr.write(`svc hub listening on ${started.url} (${bootstrap.mode}, ${result.database})\n`)

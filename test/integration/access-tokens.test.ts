@@ -105,6 +105,9 @@ describeEachDialect('user access tokens', (dialect) => {
     expect([res.status, res.body.error.code]).toEqual([403, 'forbidden'])
     const revoke = await hub.request('DELETE', `/api/v1/auth/tokens/${t.id}`, {token: t.token})
     expect([revoke.status, revoke.body.error.code]).toEqual([403, 'forbidden'])
+    // Nor list its siblings.
+    const list = await hub.request('GET', '/api/v1/auth/tokens', {token: t.token})
+    expect([list.status, list.body.error.code]).toEqual([403, 'forbidden'])
     // Even a system admin's token does not reach the admin routes.
     const {body: adminToken} = await createToken({name: 'adm', projectId: projectA, permissions: ['project.read']}, hub.devToken)
     expect((await hub.request('GET', '/api/v1/users', {token: adminToken.token})).status).toBe(403)

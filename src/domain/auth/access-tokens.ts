@@ -83,7 +83,8 @@ export function createAccessTokens(deps: Deps) {
     },
 
     async list(ctx: CallContext): Promise<TokenView[]> {
-      if (ctx.principal.kind !== 'user') throw new AppError('forbidden', 'only users have access tokens')
+      // A token must not see its siblings: listing needs an interactive credential too.
+      requireInteractiveUser(ctx)
       return (await store.credentials.listTokens(ctx.principal.id)).map(view)
     },
 
