@@ -52,6 +52,11 @@ describeEachDialect('settings: hosted server-config', (dialect) => {
     expect(r.body.reload).toBeUndefined()
     expect(r.body.file_keys).toBeUndefined()
     expect(hub.services.settings!.agentSettings().quotas.maxAgentsPerProject).toBe(3)
+    // Layer-1 keys the domain reads off the Hub configuration follow the database at once.
+    expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {server: {hub: {admin_emails: ['new@example.test']}, auth: {user_access_mode: 'domains', authorized_domains: ['example.test']}}}})).status).toBe(200)
+    expect(hub.config.adminEmails).toEqual(['new@example.test'])
+    expect(hub.config.userAccessMode).toBe('domains')
+    expect(hub.config.authorizedDomains).toEqual(['example.test'])
     const got = (await hub.request('GET', '/api/v1/admin/server-config', {token})).body
     expect(got.quotas.max_agents_per_project).toBe(3)
     expect(got.sections.quotas).toMatchObject({origin: 'managed', source: 'admin_api', revision: 2, superseded: true})
