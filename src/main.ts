@@ -126,18 +126,6 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     }
     followSettings()
     settings.onChange(followSettings)
-    // Layer-1 keys the domain reads off HubConfig follow the database view (at once, and on replicas).
-    const bootPublicUrl = config.publicUrl
-    const followSettings = () => {
-      const t = settings.resolved() as {server?: {hub?: Record<string, unknown>; auth?: Record<string, unknown>}}
-      const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : [])
-      config.adminEmails = list(t.server?.hub?.admin_emails)
-      config.userAccessMode = String(t.server?.auth?.user_access_mode ?? 'open')
-      config.authorizedDomains = list(t.server?.auth?.authorized_domains)
-      config.publicUrl = typeof t.server?.hub?.public_url === 'string' && t.server.hub.public_url ? t.server.hub.public_url : bootPublicUrl
-    }
-    followSettings()
-    settings.onChange(followSettings)
     const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings})
     services.routePlugins.push(adminSettingsRoutes(settings))
     // Secret values are encrypted with SVC_SECRETS_KEY or ~/.svc/secrets.key (read on first use).
