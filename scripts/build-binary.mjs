@@ -138,6 +138,29 @@ const lazyRegistryPlugin = {
   },
 }
 
+/**
+ * `debug` (oclif's logger) loads tty, supports-color and its formatter at start-up only to find
+ * that DEBUG is unset. In the executable it is a shim: without DEBUG every logger is a no-op;
+ * with DEBUG set the real package (bundled, lazily evaluated) takes over, so `DEBUG=* svc ...`
+ * still traces oclif.
+ */
+const debugShimPlugin = {
+  name: 'svc-debug-shim',
+  setup(b) {
+    b.onResolve({filter: /^debug$/}, (args) => (args.namespace === 'svc-debug' ? undefined : {path: 'debug', namespace: 'svc-debug'}))
+    b.onLoad({filter: /.*/, namespace: 'svc-debug'}, () => ({
+      resolveDir: root,
+      loader: 'js',
+      contents: `if (process.env.DEBUG) module.exports = require('debug')
+else {
+  const off = (namespace) => Object.assign(() => {}, {enabled: false, namespace, log() {}, destroy() {}, extend: (sub, d = ':') => off(namespace + d + sub)})
+  module.exports = Object.assign(off, {enable() {}, disable: () => '', enabled: () => false, names: [], skips: [], formatters: {}})
+  module.exports.default = module.exports
+}`,
+    }))
+  },
+}
+
 /** esbuild plugin applying PATCHES. */
 const patchPlugin = {
   name: 'svc-patches',
@@ -275,7 +298,7 @@ try {
     minifySyntax: true,
     legalComments: 'none',
     metafile: true,
-    plugins: [lazyRegistryPlugin, vendorStubPlugin, patchPlugin, builtinImportPlugin, absentOptionalPlugin],
+    plugins: [lazyRegistryPlugin, vendorStubPlugin, debugShimPlugin, patchPlugin, builtinImportPlugin, absentOptionalPlugin],
     logLevel: 'warning',
   })
   const vendorBundle = join(work, 'vendor.cjs')

@@ -1,7 +1,12 @@
 import http from 'node:http'
-import https from 'node:https'
+import {createRequire} from 'node:module'
 import {AppError} from '../api/app-error.js'
 import type {ErrorCode} from '../api/error-codes.js'
+
+// node:https (with TLS) is loaded on the first https URL only: most CLI calls go to a local Hub
+// over http, and loading it costs a noticeable part of a short command's start-up.
+const requireBuiltin = createRequire(import.meta.url)
+export const httpsModule = (): typeof import('node:https') => requireBuiltin('node:https')
 
 export interface HttpResponse<T = unknown> {
   status: number
@@ -30,7 +35,7 @@ export function requestJson<T>(method: string, url: string, opts: RequestOptions
     headers['content-length'] = String(payload.length)
   }
   if (opts.token) headers.authorization = `Bearer ${opts.token}`
-  const lib = u.protocol === 'https:' ? https : http
+  const lib = u.protocol === 'https:' ? httpsModule() : http
   return new Promise((resolve, reject) => {
     const req = lib.request(u, {method, headers, timeout: opts.timeoutMs ?? 30_000}, (res) => {
       const chunks: Buffer[] = []

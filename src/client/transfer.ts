@@ -1,17 +1,16 @@
 import {createHash} from 'node:crypto'
 import {createReadStream, createWriteStream} from 'node:fs'
 import http from 'node:http'
-import https from 'node:https'
 import {Transform} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AppError} from '../api/app-error.js'
-import {errorFromResponse} from './http.js'
+import {errorFromResponse, httpsModule} from './http.js'
 
 export interface Progress {
   (done: number, total: number | null): void
 }
 
-const libOf = (u: URL) => (u.protocol === 'https:' ? https : http)
+const libOf = (u: URL) => (u.protocol === 'https:' ? httpsModule() : http)
 
 const unreachable = (u: URL, err: Error) =>
   err instanceof AppError ? err : new AppError('hub_unreachable', `cannot reach the Hub at ${u.origin}: ${(err as NodeJS.ErrnoException).code ?? err.message}`, {endpoint: u.origin})
