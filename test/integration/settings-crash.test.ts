@@ -44,7 +44,12 @@ describe('settings: crash during a save touching the database and the file', () 
         const deadline = Date.now() + 60_000
         while (!ready && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 20))
         expect(ready, err).toBe(true)
-        await new Promise((r) => setTimeout(r, 50 + Math.random() * 400))
+        // Most rounds kill while saves are streaming (after the first acknowledgement), at a random point.
+        if (round % 3 !== 2) {
+          const seen = Date.now() + 30_000
+          while (acked < next && Date.now() < seen && child.exitCode === null) await new Promise((r) => setTimeout(r, 5))
+        }
+        await new Promise((r) => setTimeout(r, Math.random() * 300))
         child.kill('SIGKILL')
         await exited
         acknowledged += acked ? acked - next + 1 : 0
