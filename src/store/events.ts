@@ -56,10 +56,14 @@ async function pgEvents(url: string, notify: (channel: string, text: string) => 
 
   const connect = async () => {
     const c = new Client({connectionString: url})
-    c.on('error', () => {
-      // The connection dropped: reconnect on the next subscribe or publish; the poll covers the gap.
-      if (client === c) client = null
-    })
+    const lost = () => {
+      // The connection dropped: listen again after a pause; callers' polls cover the gap.
+      if (client !== c) return
+      client = null
+      reconnect()
+    }
+    c.on('error', lost)
+    c.on('end', lost)
     c.on('notification', (msg) => {
       if (!msg.payload) return
       try {
@@ -74,6 +78,9 @@ async function pgEvents(url: string, notify: (channel: string, text: string) => 
     schema = rows[0].schema
     for (const ch of listening) await c.query(`listen ${ch}`)
     client = c
+  }
+  const reconnect = (): void => {
+    if (!closed) setTimeout(() => void ensure().catch(reconnect), 1000).unref()
   }
   const ensure = async () => {
     if (closed || client) return
