@@ -152,7 +152,7 @@ describe.skipIf(!pgOk)(`two hosted Hubs on one empty PostgreSQL database${pgOk ?
       const client = new pg.Client({connectionString: pgUrl()})
       await client.connect()
       try {
-        const {rows} = await client.query(`select name, count(*)::int as n from ${schema.schema}.kysely_migration group by name order by name`)
+        const {rows} = await client.query(`select name, count(*)::int as n from ${schema.schema}.svc_migrations group by name order by name`)
         expect(rows).toEqual(Object.keys(MIGRATIONS).sort().map((name) => ({name, n: 1})))
       } finally {
         await client.end()
