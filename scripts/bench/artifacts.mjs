@@ -8,11 +8,11 @@ import {execFileSync, spawn} from 'node:child_process'
 import {createHash, randomBytes} from 'node:crypto'
 import {createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import http from 'node:http'
-import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 import {fileURLToPath} from 'node:url'
+import {freePort} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const SIZE = Number(process.env.BENCH_BYTES ?? 32 * 1024 * 1024)
@@ -22,16 +22,6 @@ const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const mib = (kb) => `${(kb / 1024).toFixed(1)} MiB`
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const {port} = s.address()
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
 /** VmRSS and VmHWM (peak) of a process, in KiB (Linux). */
 function memory(pid) {

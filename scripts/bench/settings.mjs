@@ -8,28 +8,18 @@
 import {spawn} from 'node:child_process'
 import {mkdtempSync, openSync, readFileSync, rmSync} from 'node:fs'
 import http from 'node:http'
-import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {randomBytes} from 'node:crypto'
 import pg from 'pg'
+import {freePort} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200)
 const PG = process.env.SVC_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test'
 const agent = new http.Agent({keepAlive: true, maxSockets: 4})
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const {port} = s.address()
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
 function request(method, url, {token, body} = {}) {
   return new Promise((resolve, reject) => {

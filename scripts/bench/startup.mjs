@@ -10,10 +10,10 @@
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import http from 'node:http'
-import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {freePort} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const BIN = process.env.BENCH_BIN ?? join(ROOT, 'dist', 'svc')
@@ -26,16 +26,6 @@ if (!existsSync(BIN)) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const {port} = s.address()
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
 function healthy(url) {
   return new Promise((resolve) => {

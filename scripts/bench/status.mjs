@@ -12,26 +12,16 @@
 import {execFileSync, spawn} from 'node:child_process'
 import {mkdirSync, mkdtempSync, openSync, readFileSync, rmSync} from 'node:fs'
 import http from 'node:http'
-import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {freePort} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const {port} = s.address()
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
 function request(method, url, {token, body} = {}) {
   return new Promise((resolve, reject) => {
