@@ -28,16 +28,9 @@ A named key (${NAMED_KEY_HELP}) is sent as that key; anything else, or any argum
     if (keys.length === 0) throw new AppError('usage_error', 'nothing to send: give a key or a non-empty string')
     const projectId = projectOrDefault(flags.project, await this.settings())
     const client = await this.client(flags.hub)
-    try {
-      return await client.call<Result>('POST', `${agentPath(projectId, args.agent)}/keys`, {keys})
-    } catch (err) {
-      // A Hub without the keys route answers "no route": report it, never fall back to messages.
-      // Hubs from before the keys operation say so only in the message (no details.reason).
-      if (err instanceof AppError && err.code === 'not_found' && (err.details?.reason === 'no_route' || /^no route /.test(err.message))) {
-        throw new AppError('hub_unsupported', 'this Hub has no keys operation; upgrade the Hub (the CLI does not fall back to messages)')
-      }
-      throw err
-    }
+    // An older Hub without the keys route is hub_unsupported (the client maps its "no route"
+    // 404); the CLI never falls back to the message route.
+    return client.call<Result>('POST', `${agentPath(projectId, args.agent)}/keys`, {keys})
   }
 
   protected override human(r: Result): string {

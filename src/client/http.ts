@@ -68,6 +68,11 @@ export function requestJson<T>(method: string, url: string, opts: RequestOptions
 
 export function errorFromResponse(status: number, body: unknown, method: string, u: URL): AppError {
   const env = (body as {error?: {code?: string; message?: string; details?: Record<string, unknown>; requestId?: string}})?.error
+  // A route this Hub does not have: an older Hub, whatever the command (exit code 3). Hubs
+  // from before details.reason existed say so only in the message.
+  if (status === 404 && env?.code === 'not_found' && (env.details?.reason === 'no_route' || /^no route /.test(env.message ?? ''))) {
+    return new AppError('hub_unsupported', `this Hub does not offer ${method} ${u.pathname}; upgrade the Hub`, {...(env.requestId && {requestId: env.requestId})})
+  }
   if (env?.code) {
     const details = {...env.details, ...(env.requestId && {requestId: env.requestId})}
     return new AppError(env.code as ErrorCode, env.message ?? env.code, details, status)
