@@ -55,3 +55,14 @@ export interface AccessTokenDto {
   revokedAt: string | null
   status: 'active' | 'expired' | 'revoked'
 }
+
+/** `POST /api/v1/auth/device`: a device sign-in the CLI shows and then polls. */
+export interface DeviceStartDto {
+  /** The Hub's handle for this sign-in; the provider's device code never leaves the Hub. */
+  deviceCode: string
+  userCode: string
+  verificationUri: string
+  verificationUriComplete: string | null
+  interval: number
+  expiresIn: number
+}

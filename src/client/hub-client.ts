@@ -1,4 +1,4 @@
-import type {AccessTokenDto, ProjectDto} from '../api/dto.js'
+import type {AccessTokenDto, DeviceStartDto, ProjectDto} from '../api/dto.js'
 import {requestJson, type RequestOptions} from './http.js'
 import {downloadToFile, uploadFile, type Progress} from './transfer.js'
 
@@ -85,14 +85,7 @@ export interface SignedIn {
   user: {id: string; email: string; displayName: string; systemAdmin: boolean}
 }
 
-export interface DeviceLogin {
-  deviceCode: string
-  userCode: string
-  verificationUri: string
-  verificationUriComplete: string | null
-  interval: number
-  expiresIn: number
-}
+export type DeviceLogin = DeviceStartDto
 
 export interface Me {
   principal: {kind: 'user' | 'agent' | 'broker'; id: string; email?: string; displayName?: string; projectId?: string}

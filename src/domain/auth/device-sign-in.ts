@@ -4,6 +4,7 @@ import type {Deps} from '../deps.js'
 import {loginExpired, type LoginFlowStore} from './login-flow-store.js'
 import {DEVICE_CODE_GRANT, oidcFailed, providerErrorOf, type OidcClient, type Tokens} from './oidc.js'
 import type {SignedIn} from './sign-in.js'
+import type {DeviceStartDto as DeviceStart} from '../../api/dto.js'
 
 /** A device sign-in never outlives this, whatever the provider allows. */
 export const MAX_DEVICE_TTL_MS = 30 * 60_000
@@ -15,15 +16,6 @@ interface DeviceFlow {
   interval: number
 }
 
-export interface DeviceStart {
-  /** The Hub's handle for this sign-in; the provider's device code never leaves the Hub. */
-  deviceCode: string
-  userCode: string
-  verificationUri: string
-  verificationUriComplete: string | null
-  interval: number
-  expiresIn: number
-}
 
 /**
  * The device authorization grant (RFC 8628) brokered by the Hub: the Hub starts it at the
