@@ -20,6 +20,7 @@ import {secretRoutes} from './server/routes/secrets.js'
 import {DEV_USER} from './domain/hub-config.js'
 import type {Services} from './domain/services.js'
 import {TunnelRegistry} from './server/tunnel/tunnel-registry.js'
+import {createBrokerEvents} from './domain/brokers/broker-events.js'
 import {startColocatedBroker, type RunningBroker} from './colocated-broker.js'
 
 export interface Hub {
@@ -144,6 +145,9 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       if (bootstrap.mode === 'workstation') await services.projects.ensureDefault(DEV_USER.id)
     }
     await services.users.promoteConfiguredAdmins()
+    const brokerEvents = createBrokerEvents({brokers: services.brokers, agents: services.agents, logger})
+    tunnels.onEvent = brokerEvents.onEvent
+    tunnels.onDisconnect = brokerEvents.onDisconnect
     const app = await buildApp({services, logger, tunnels})
     // Scheduled and recurring messages: claimed atomically, so replicas never fire one twice.
     const scheduler = setInterval(() => void services.messages.runDue().catch((err) => logger.warn({err}, 'scheduled messages failed')), 1000)

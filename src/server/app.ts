@@ -82,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   userRoutes(app, services.users)
   projectRoutes(app, services.projects, '/api/v1/projects')
   projectRoutes(app, services.projects, '/api/v1/groves')
-  brokerRoutes(app, {brokers: services.brokers, agents: services.agents, tunnels: deps.tunnels})
+  brokerRoutes(app, {brokers: services.brokers, tunnels: deps.tunnels})
   agentRoutes(app, services.agents)
   templateRoutes(app, services.templates)
   await messageRoutes(app, services.messages)

@@ -1,7 +1,6 @@
 import type {} from '@fastify/websocket'
 import type {FastifyInstance} from 'fastify'
-import {TUNNEL_PATH, type AgentStatusEvent, type AliveEvent, type HelloEvent} from '../../api/tunnel-protocol.js'
-import type {AgentsService} from '../../domain/agents/agents-service.js'
+import {TUNNEL_PATH} from '../../api/tunnel-protocol.js'
 import type {BrokersService} from '../../domain/brokers/brokers-service.js'
 import {ctxOf} from '../plugins/auth.js'
 import type {TunnelRegistry} from '../tunnel/tunnel-registry.js'
@@ -10,33 +9,10 @@ const idParam = {type: 'object', required: ['id'], properties: {id: {type: 'stri
 
 /**
  * Runtime brokers: two-phase registration, listing, and the tunnel a broker opens to the Hub
- * (HMAC-signed upgrade). Tunnel events are handed to the agents service.
+ * (HMAC-signed upgrade). What the tunnel's events do is wired in the composition root.
  */
-export function brokerRoutes(app: FastifyInstance, deps: {brokers: BrokersService; agents: AgentsService; tunnels: TunnelRegistry}) {
-  const {brokers, agents, tunnels} = deps
-
-  tunnels.onEvent = (brokerId, event, data) => {
-    const work = (async () => {
-      switch (event) {
-        case 'hello': {
-          const h = data as HelloEvent
-          await brokers.connected(brokerId, {capabilities: h.capabilities ?? [], runtimes: h.runtimes ?? [], version: h.version ?? ''})
-          await agents.reconcile(brokerId, h.agents ?? [])
-          return
-        }
-        case 'agent_status':
-          return agents.brokerReportedStatus(brokerId, data as AgentStatusEvent)
-        case 'alive':
-          agents.brokerReportedAlive((data as AliveEvent).agentIds ?? [])
-          return brokers.seen(brokerId)
-      }
-    })()
-    work.catch((err) => app.log.warn({err, brokerId, event}, 'tunnel event failed'))
-  }
-  tunnels.onDisconnect = (brokerId) => {
-    app.log.info({brokerId}, 'broker disconnected')
-    brokers.disconnected(brokerId).catch((err) => app.log.warn({err, brokerId}, 'marking broker offline failed'))
-  }
+export function brokerRoutes(app: FastifyInstance, deps: {brokers: BrokersService; tunnels: TunnelRegistry}) {
+  const {brokers, tunnels} = deps
 
   app.post(
     '/api/v1/brokers/register',

@@ -1,0 +1,39 @@
+import type {Logger} from 'pino'
+import type {AgentStatusEvent, AliveEvent, HelloEvent} from '../../api/tunnel-protocol.js'
+import type {AgentsService} from '../agents/agents-service.js'
+import type {BrokersService} from './brokers-service.js'
+
+/**
+ * What the Hub does with a broker's tunnel events: a hello records the broker's capabilities
+ * and reconciles the agents it says it runs; status events and liveness reports update agents.
+ * Failures are logged, never thrown back into the tunnel.
+ */
+export function createBrokerEvents(deps: {brokers: BrokersService; agents: AgentsService; logger: Logger}) {
+  const {brokers, agents, logger} = deps
+
+  async function handle(brokerId: string, event: string, data: unknown): Promise<void> {
+    switch (event) {
+      case 'hello': {
+        const h = data as HelloEvent
+        await brokers.connected(brokerId, {capabilities: h.capabilities ?? [], runtimes: h.runtimes ?? [], version: h.version ?? ''})
+        await agents.reconcile(brokerId, h.agents ?? [])
+        return
+      }
+      case 'agent_status':
+        return agents.brokerReportedStatus(brokerId, data as AgentStatusEvent)
+      case 'alive':
+        agents.brokerReportedAlive((data as AliveEvent).agentIds ?? [])
+        return brokers.seen(brokerId)
+    }
+  }
+
+  return {
+    onEvent(brokerId: string, event: string, data: unknown): void {
+      handle(brokerId, event, data).catch((err) => logger.warn({err, brokerId, event}, 'tunnel event failed'))
+    },
+    onDisconnect(brokerId: string): void {
+      logger.info({brokerId}, 'broker disconnected')
+      brokers.disconnected(brokerId).catch((err) => logger.warn({err, brokerId}, 'marking broker offline failed'))
+    },
+  }
+}
