@@ -2,6 +2,7 @@ import WebSocket from 'ws'
 import type {Logger} from 'pino'
 import {signRequest} from '../api/broker-signing.js'
 import {TUNNEL_PATH, type TunnelMessage} from '../api/tunnel-protocol.js'
+import {StreamTable} from '../api/tunnel-streams.js'
 
 export interface TunnelHandlers {
   /** Called on every (re)connection; returns the hello event's data. */
@@ -19,12 +20,6 @@ export interface StreamIo {
   onClose(listener: () => void): void
 }
 
-interface StreamState {
-  data: Array<(d: Buffer) => void>
-  resize: Array<(c: number, r: number) => void>
-  close: Array<() => void>
-  closed: boolean
-}
 
 /**
  * The broker's persistent outbound WebSocket to the Hub. The upgrade is HMAC-signed with the
@@ -36,7 +31,7 @@ export class TunnelClient {
   private stopped = false
   private attempt = 0
   private timer: NodeJS.Timeout | null = null
-  private streams = new Map<number, StreamState>()
+  private streams = new StreamTable()
   connected = false
   onConnected: () => void = () => {}
 
@@ -114,11 +109,7 @@ export class TunnelClient {
   }
 
   private closeStreams() {
-    for (const s of this.streams.values()) {
-      s.closed = true
-      for (const l of s.close) l()
-    }
-    this.streams.clear()
+    this.streams.endAll()
   }
 
   private handle(msg: TunnelMessage) {
@@ -131,21 +122,16 @@ export class TunnelClient {
         return
       case 'open': {
         const sid = msg.sid
-        const state: StreamState = {data: [], resize: [], close: [], closed: false}
-        this.streams.set(sid, state)
+        const state = this.streams.open(sid)
         const io: StreamIo = {
           send: (d) => !state.closed && this.send({t: 'data', sid, d: d.toString('base64')}),
           close: (error) => {
-            if (state.closed) return
-            state.closed = true
-            this.streams.delete(sid)
-            this.send({t: 'close', sid, ...(error && {error})})
-            for (const l of state.close) l()
+            if (this.streams.end(sid)) this.send({t: 'close', sid, ...(error && {error})})
           },
-          onData: (l) => void state.data.push(l),
-          onResize: (l) => void state.resize.push(l),
+          onData: (l) => state.onData(l),
+          onResize: (l) => state.onResize(l),
           // A stream the Hub closed while it was still opening (a slow attach) still closes.
-          onClose: (l) => (state.closed ? l() : void state.close.push(l)),
+          onClose: (l) => state.onClose(() => l()),
         }
         this.handlers.openStream(sid, msg.method, msg.params, io).then(
           () => this.send({t: 'opened', sid}),
@@ -153,24 +139,15 @@ export class TunnelClient {
         )
         return
       }
-      case 'data': {
-        const s = this.streams.get(msg.sid)
-        if (s) for (const l of s.data) l(Buffer.from(msg.d, 'base64'))
+      case 'data':
+        this.streams.get(msg.sid)?.emitData(Buffer.from(msg.d, 'base64'))
         return
-      }
-      case 'ctl': {
-        const s = this.streams.get(msg.sid)
-        if (s && msg.resize) for (const l of s.resize) l(msg.resize.cols, msg.resize.rows)
+      case 'ctl':
+        if (msg.resize) this.streams.get(msg.sid)?.emitResize(msg.resize.cols, msg.resize.rows)
         return
-      }
-      case 'close': {
-        const s = this.streams.get(msg.sid)
-        if (!s) return
-        this.streams.delete(msg.sid)
-        s.closed = true
-        for (const l of s.close) l()
+      case 'close':
+        this.streams.end(msg.sid)
         return
-      }
     }
   }
 }

@@ -2,15 +2,10 @@ import type {WebSocket} from 'ws'
 import {AppError} from '../../api/app-error.js'
 import type {HelloEvent, TunnelMessage} from '../../api/tunnel-protocol.js'
 import type {TunnelStream} from '../../domain/brokers/gateway.js'
+import {StreamTable} from '../../api/tunnel-streams.js'
 
 type Pending = {resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout}
 
-interface StreamState {
-  data: Array<(chunk: Buffer) => void>
-  close: Array<(error?: {code: string; message: string}) => void>
-  opened: {resolve: () => void; reject: (e: Error) => void} | null
-  closed: boolean
-}
 
 /**
  * One broker's tunnel, as seen by the Hub: requests correlated by ID with timeouts, multiplexed
@@ -20,7 +15,9 @@ export class BrokerConnection {
   hello: HelloEvent | null = null
   private nextId = 1
   private readonly pending = new Map<number, Pending>()
-  private readonly streams = new Map<number, StreamState>()
+  private readonly streams = new StreamTable()
+  /** Streams waiting for the broker's `opened`. */
+  private readonly opening = new Map<number, {resolve: () => void; reject: (e: Error) => void}>()
   private alive = true
   private readonly pinger: NodeJS.Timeout
 
@@ -71,24 +68,18 @@ export class BrokerConnection {
         else p.reject(new AppError('broker_error', `broker: ${msg.error.message}`, {brokerCode: msg.error.code}))
         return
       }
-      case 'opened': {
-        const s = this.streams.get(msg.sid)
-        s?.opened?.resolve()
-        if (s) s.opened = null
+      case 'opened':
+        this.opening.get(msg.sid)?.resolve()
+        this.opening.delete(msg.sid)
         return
-      }
-      case 'data': {
-        const s = this.streams.get(msg.sid)
-        if (s) for (const l of s.data) l(Buffer.from(msg.d, 'base64'))
+      case 'data':
+        this.streams.get(msg.sid)?.emitData(Buffer.from(msg.d, 'base64'))
         return
-      }
       case 'close': {
-        const s = this.streams.get(msg.sid)
-        if (!s) return
-        this.streams.delete(msg.sid)
-        s.closed = true
-        if (s.opened) s.opened.reject(new AppError('broker_error', `broker: ${msg.error?.message ?? 'stream refused'}`, {brokerCode: msg.error?.code}))
-        for (const l of s.close) l(msg.error)
+        const waiting = this.opening.get(msg.sid)
+        this.opening.delete(msg.sid)
+        waiting?.reject(new AppError('broker_error', `broker: ${msg.error?.message ?? 'stream refused'}`, {brokerCode: msg.error?.code}))
+        this.streams.end(msg.sid, msg.error)
         return
       }
       case 'evt':
@@ -118,26 +109,26 @@ export class BrokerConnection {
 
   async openStream(method: string, params: unknown, timeoutMs = 15_000): Promise<TunnelStream> {
     const sid = this.nextId++
-    const state: StreamState = {data: [], close: [], opened: null, closed: false}
-    this.streams.set(sid, state)
+    const state = this.streams.open(sid)
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         // Tell the broker too, so a stream that opens late is closed rather than left running.
         if (this.open) this.send({t: 'close', sid})
         reject(new AppError('broker_timeout', `broker ${this.brokerId} did not open ${method} in time`))
       }, timeoutMs)
-      state.opened = {
+      this.opening.set(sid, {
         resolve: () => (clearTimeout(timer), resolve()),
         reject: (e) => (clearTimeout(timer), reject(e)),
-      }
+      })
       this.send({t: 'open', sid, method, params})
     }).catch((err) => {
-      this.streams.delete(sid)
+      this.opening.delete(sid)
+      this.streams.end(sid)
       throw err
     })
     return {
-      onData: (l) => void state.data.push(l),
-      onClose: (l) => (state.closed ? l() : void state.close.push(l)),
+      onData: (l) => state.onData(l),
+      onClose: (l) => state.onClose(l),
       write: (data) => {
         if (!state.closed && this.open) this.send({t: 'data', sid, d: data.toString('base64')})
       },
@@ -145,11 +136,7 @@ export class BrokerConnection {
         if (!state.closed && this.open) this.send({t: 'ctl', sid, resize: {cols, rows}})
       },
       close: () => {
-        if (state.closed) return
-        state.closed = true
-        this.streams.delete(sid)
-        if (this.open) this.send({t: 'close', sid})
-        for (const l of state.close) l()
+        if (this.streams.end(sid) && this.open) this.send({t: 'close', sid})
       },
     }
   }
@@ -168,11 +155,8 @@ export class BrokerConnection {
       p.reject(new AppError('broker_unavailable', `broker ${this.brokerId} disconnected`, {sent: true}))
       this.pending.delete(id)
     }
-    for (const [sid, s] of this.streams) {
-      this.streams.delete(sid)
-      s.closed = true
-      s.opened?.reject(new AppError('broker_unavailable', `broker ${this.brokerId} disconnected`))
-      for (const l of s.close) l({code: 'broker_unavailable', message: 'broker disconnected'})
-    }
+    for (const waiting of this.opening.values()) waiting.reject(new AppError('broker_unavailable', `broker ${this.brokerId} disconnected`))
+    this.opening.clear()
+    this.streams.endAll({code: 'broker_unavailable', message: 'broker disconnected'})
   }
 }
