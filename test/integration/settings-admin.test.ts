@@ -54,6 +54,32 @@ describeEachDialect('settings: admin routes', (dialect) => {
     expect(again.services.settings!.maintenance.get()).toMatchObject({enabled: true, message: 'upgrading'})
   })
 
+  it('maintenance: agents\' status reports, heartbeats and token refreshes pass; their other mutations and users\' status reports are refused', async () => {
+    const hub = await startFakeBrokerHub(dialect)
+    open.push(hub)
+    const agent = (await hub.request('POST', '/api/v1/agents', {body: {name: 'live', projectId: 'default'}})).body.agent
+    const token = hub.tokenOf(agent.id)
+    const user = await createUser(hub)
+    expect((await hub.request('PUT', '/api/v1/admin/maintenance', {body: {enabled: true, message: 'down'}})).status).toBe(200)
+    const status = await hub.request('POST', `/api/v1/agents/${agent.id}/status`, {token, body: {activity: 'thinking', detail: 'during maintenance'}})
+    expect(status.status).toBe(200)
+    expect((await hub.request('POST', `/api/v1/agents/${agent.id}/status`, {token, body: {heartbeat: true}})).status).toBe(200)
+    // A fresh token is outside its refresh window: the domain answers (409), not the gate (503).
+    const refreshed = await hub.request('POST', `/api/v1/agents/${agent.id}/token/refresh`, {token})
+    expect(refreshed.status).toBe(409)
+    expect(refreshed.body.error.code).toBe('conflict')
+    // The report was accepted, not just answered: the agent's activity changed.
+    const seen = (await hub.request('GET', `/api/v1/agents/${agent.id}`)).body.agent
+    expect(seen).toMatchObject({activity: 'thinking', detail: 'during maintenance'})
+    // Anything else an agent mutates is still refused.
+    const child = await hub.request('POST', '/api/v1/agents', {token, body: {name: 'child', projectId: 'default'}})
+    expect(child.status).toBe(503)
+    expect(child.body.error.code).toBe('system_maintenance')
+    // A user's status report on an agent is a user mutation: refused.
+    const byUser = await hub.request('POST', `/api/v1/agents/${agent.id}/status`, {token: user.token, body: {activity: 'idle'}})
+    expect(byUser.status).toBe(503)
+  })
+
   it('maintenance on a replica: a save on one Hub is enforced by the other', async () => {
     const hub = await start({flags: {hosted: true}})
     const admin = await createUser(hub, {systemAdmin: true})

@@ -1,6 +1,17 @@
 import type {FastifyInstance} from 'fastify'
 import {AppError} from '../../api/app-error.js'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * true: an agent's (or its broker's) liveness report, such as a status report, heartbeat or
+     * token refresh. These pass the maintenance gate: refusing them would mark every agent
+     * offline and let agent tokens expire while the Hub is in maintenance.
+     */
+    livenessReport?: boolean
+  }
+}
+
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
 /** Reachable during maintenance: health, sign-in and the admin routes. */
 const OPEN_PREFIXES = ['/healthz', '/readyz', '/api/v1/auth/', '/auth/', '/api/v1/admin/', '/api/v1/system/']
@@ -8,6 +19,8 @@ const OPEN_PREFIXES = ['/healthz', '/readyz', '/api/v1/auth/', '/auth/', '/api/v
 /**
  * While maintenance is on, the Hub refuses mutating requests of anyone but a system admin with
  * 503 `system_maintenance`. Runs after authentication (preHandler) so it knows the caller.
+ * Agents' and brokers' liveness reports pass (routes marked `livenessReport`): they change no
+ * user-visible resource, and without them every agent would turn offline during maintenance.
  */
 export function installMaintenanceGate(app: FastifyInstance, active: () => boolean, message: () => string) {
   app.addHook('preHandler', async (request) => {
@@ -16,6 +29,7 @@ export function installMaintenanceGate(app: FastifyInstance, active: () => boole
     if (OPEN_PREFIXES.some((p) => path === p || path.startsWith(p))) return
     const p = request.callContext?.principal
     if (p?.kind === 'user' && p.systemAdmin) return
+    if ((p?.kind === 'agent' || p?.kind === 'broker') && request.routeOptions.config?.livenessReport === true) return
     throw new AppError('system_maintenance', message() || 'the Hub is in maintenance mode; try again later', {maintenance: true})
   })
 }

@@ -80,11 +80,11 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService) {
     for (const action of ['stop', 'start', 'restart'] as const) {
       app.post(`${base}/${action}`, {schema: {params}}, async (request) => ({agent: await agents[action](ctxOf(request), ref(request).id, ref(request).projectId)}))
     }
-    app.post(`${base}/status`, {config: {quietLog: true}, schema: {params, body: statusBody}}, async (request) => {
+    app.post(`${base}/status`, {config: {quietLog: true, livenessReport: true}, schema: {params, body: statusBody}}, async (request) => {
       await agents.reportStatus(ctxOf(request), ref(request).id, request.body as never)
       return {ok: true}
     })
-    app.post(`${base}/token/refresh`, {schema: {params}}, async (request) => {
+    app.post(`${base}/token/refresh`, {config: {livenessReport: true}, schema: {params}}, async (request) => {
       const current = /^Bearer\s+(\S+)/i.exec(request.headers.authorization ?? '')?.[1] ?? ''
       return agents.refreshToken(ctxOf(request), ref(request).id, current)
     })
