@@ -1,3 +1,4 @@
+import {runDelegationStartup} from './domain/delegation/startup.js'
 import type {FastifyInstance} from 'fastify'
 import pino, {type Logger} from 'pino'
 import {createBlobStore, type BlobStore} from './blobs/index.js'
@@ -43,6 +44,8 @@ export interface HubOptions {
   env?: NodeJS.ProcessEnv
   clock?: Clock
   logger?: Logger
+  /** Schedules the settings poll backstop (default every 60 s); tests drive it by hand. */
+  settingsPoll?: (tick: () => Promise<void>) => () => void
 }
 
 /** `server.auth.session_ttl` as milliseconds; a value that is not a duration stops start-up. */
@@ -108,12 +111,13 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
 
   const store = await openStore({driver: v['server.database.driver'] as 'sqlite' | 'postgres', url: String(v['server.database.url'])})
   try {
-    const {applied} = await store.migrate()
+    const clock = opts.clock ?? systemClock
+    const {applied} = await store.migrate({afterSchema: () => runDelegationStartup(store, clock, logger)})
     if (applied.length) logger.info({applied}, 'database migrated')
-    const deps: Deps = {store, clock: opts.clock ?? systemClock, logger, config}
+    const deps: Deps = {store, clock, logger, config}
     const tunnels = new TunnelRegistry()
     // Layer-1 settings from the database over the bootstrap merge; agents read this cached view.
-    const settings = createSettingsService({...deps, bootstrap, env, setLogLevel: (level) => (logger.level = level)})
+    const settings = createSettingsService({...deps, bootstrap, env, setLogLevel: (level) => (logger.level = level), schedulePoll: opts.settingsPoll})
     await settings.init()
     // Layer-1 keys the domain reads off HubConfig follow the database view (at once, and on replicas).
     const bootPublicUrl = config.publicUrl

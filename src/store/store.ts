@@ -1,12 +1,14 @@
 import type {Kysely} from 'kysely'
 import {createDb, ping, type DbOptions} from './create-db.js'
-import {migrate, type MigrateResult} from './migrate.js'
+import {migrate, type MigrateOptions, type MigrateResult} from './migrate.js'
 import {artifactsRepo} from './repositories/artifacts.js'
 import {agentsRepo} from './repositories/agents.js'
 import {brokersRepo} from './repositories/brokers.js'
 import {credentialsRepo} from './repositories/credentials.js'
 import {auditRepo, messagesRepo} from './repositories/messages.js'
 import {hubSettingsRepo} from './repositories/hub-settings.js'
+import {delegationAdoptionsRepo} from './repositories/delegation-adoptions.js'
+import {delegationEdgesRepo} from './repositories/delegation-edges.js'
 import {settingsSectionsRepo} from './repositories/settings-sections.js'
 import {projectSecretsRepo} from './repositories/project-secrets.js'
 import {createStoreEvents, type StoreEvents} from './events.js'
@@ -33,6 +35,8 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   messages: messagesRepo(db),
   projectAnnotations: projectAnnotationsRepo(db),
   audit: auditRepo(db),
+  delegationEdges: delegationEdgesRepo(db),
+  delegationAdoptions: delegationAdoptionsRepo(db),
   locks: locksRepo(db, driver),
 })
 
@@ -57,7 +61,7 @@ export interface Store extends Repos {
   /** Runs `fn` in one transaction; repositories on `tx` take part in it. */
   transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>
   ping(): Promise<void>
-  migrate(): Promise<MigrateResult>
+  migrate(opts?: MigrateOptions): Promise<MigrateResult>
   close(): Promise<void>
   readonly driver: 'sqlite' | 'postgres'
   /** Cross-replica notifications (PostgreSQL LISTEN/NOTIFY; in-process on SQLite). */
@@ -77,7 +81,7 @@ export async function openStore(opts: DbOptions): Promise<Store> {
     events,
     transaction: (fn) => db.transaction().execute((trx) => fn(repos(trx, handle.driver))),
     ping: () => ping(db),
-    migrate: () => migrate(handle),
+    migrate: (opts) => migrate(handle, opts),
     close: async () => {
       if (closed) return
       closed = true

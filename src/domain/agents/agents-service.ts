@@ -11,6 +11,7 @@ import {ACTIVITIES, agentView, PHASES, type AgentView} from './agent-state.js'
 import type {AgentTokens} from './agent-tokens.js'
 import {checkQuotas, chooseBroker} from './dispatch.js'
 import {AGENT_ROLES} from './scopes.js'
+import {recordDelegation} from '../delegation/record-edge.js'
 import {BY_FIELD} from '../project-settings/registry.js'
 import {resolveAgentDefaults} from '../project-settings/resolve.js'
 import type {StatusWriter} from './status-writer.js'
@@ -210,7 +211,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}
       const record = await store.transaction(async (tx) => {
         await checkQuotas(tx, projectId, brokerId, settings.quotas)
-        return tx.agents.insert({
+        const inserted = await tx.agents.insert({
           id: newId(),
           projectId,
           name: input.name,
@@ -230,6 +231,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           createdAt: t,
           updatedAt: t,
         })
+        // The delegation edge is written with the agent, never after it (one transaction).
+        await recordDelegation(tx, ctx, inserted, t)
+        return inserted
       })
       deps.logger.info({agentId: record.id, projectId, brokerId, by: creator}, 'agent created')
       return view(await dispatch(record))

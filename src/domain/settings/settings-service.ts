@@ -26,6 +26,17 @@ export interface SettingsDeps {
   env: NodeJS.ProcessEnv
   /** Applies a new `server.log_level` at once (save rule 1). */
   setLogLevel?: (level: string) => void
+  /**
+   * Schedules the poll backstop: calls `tick` periodically, returns a stop function. Default:
+   * every POLL_MS. A seam so tests drive the poll themselves instead of waiting a minute.
+   */
+  schedulePoll?: (tick: () => Promise<void>) => () => void
+}
+
+const everyPollMs = (tick: () => Promise<void>) => {
+  const timer = setInterval(() => void tick(), POLL_MS)
+  timer.unref()
+  return () => clearInterval(timer)
 }
 
 export interface SectionMeta {
@@ -70,7 +81,7 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
   const listeners = new Set<() => void>()
   let cachedResolved: Tree | null = null
   let unsubscribe: (() => void) | null = null
-  let poll: NodeJS.Timeout | null = null
+  let stopPoll: (() => void) | null = null
 
   /** Bootstrap as unit keys: file tree, then the typed bootstrap values (env, defaults, forced). */
   const bootstrapFlat = (): Tree => {
@@ -185,8 +196,7 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
       await seed()
       await reload()
       unsubscribe = store.events.subscribe(SETTINGS_CHANNEL, () => void reload().catch((err) => logger.warn({err}, 'settings reload failed')))
-      poll = setInterval(() => void reload().catch((err) => logger.warn({err}, 'settings poll failed')), POLL_MS)
-      poll.unref()
+      stopPoll = (deps.schedulePoll ?? everyPollMs)(() => reload().catch((err) => logger.warn({err}, 'settings poll failed')))
     },
     reload,
     resolved,
@@ -223,7 +233,7 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
     },
     async close() {
       unsubscribe?.()
-      if (poll) clearInterval(poll)
+      stopPoll?.()
     },
   }
 }

@@ -6,6 +6,8 @@ import * as m0004 from './0004-messages.js'
 import * as m0005 from './0005-settings-sections.js'
 import * as m0006 from './0006-project-annotations.js'
 import * as m0007 from './0007-project-secrets.js'
+import * as m0008 from './0008-delegation-edges.js'
+import * as m0009 from './0009-delegation-adoptions.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -16,4 +18,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0005-settings-sections': m0005,
   '0006-project-annotations': m0006,
   '0007-project-secrets': m0007,
+  '0008-delegation-edges': m0008,
+  '0009-delegation-adoptions': m0009,
 }

@@ -1,0 +1,57 @@
+import {createHash} from 'node:crypto'
+import {isPermission} from '../authz/permissions.js'
+import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
+import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION, POLICY_V1_NAME} from './policy-v1.js'
+
+/**
+ * What an edge row is, read from the row alone:
+ * - `unrecorded`: a clean version-0 row (no source kind, no ceiling, no policy mark);
+ * - `recognized`: an adopted row (system_migration, V1 ceiling bound to its own project);
+ * - `recorded`: a row written at creation with provenance and a ceiling;
+ * - `unknown_version`, `malformed_provenance`, `malformed_ceiling`: anything else.
+ */
+export type EdgeClass =
+  | {kind: 'unrecorded'}
+  | {kind: 'recorded'; ceiling: string[]}
+  | {kind: 'recognized'; ceiling: string[]}
+  | {kind: 'unknown_version'}
+  | {kind: 'malformed_provenance'}
+  | {kind: 'malformed_ceiling'}
+
+/** A ceiling is a JSON array of distinct known permission IDs; null when it is anything else. */
+export function parseCeiling(raw: string | null): string[] | null {
+  if (raw === null) return null
+  let v: unknown
+  try {
+    v = JSON.parse(raw)
+  } catch {
+    return null
+  }
+  if (!Array.isArray(v) || !v.every((p) => typeof p === 'string' && isPermission(p))) return null
+  if (new Set(v).size !== v.length) return null
+  return [...(v as string[])].sort()
+}
+
+export function classifyEdge(e: EdgeRecord): EdgeClass {
+  if (e.provenanceVersion === 0) {
+    const clean = e.sourceCredentialKind === null && e.ceiling === null && e.ceilingPolicy === null && e.ceilingProjectId === null
+    return clean ? {kind: 'unrecorded'} : {kind: 'malformed_provenance'}
+  }
+  if (e.provenanceVersion !== CURRENT_PROVENANCE_VERSION) return {kind: 'unknown_version'}
+  if (!e.sourceCredentialKind) return {kind: 'malformed_provenance'}
+  const adopted = e.sourceCredentialKind === ADOPTED_SOURCE_KIND
+  // An adopted row must carry the V1 mark bound to its own project; a recorded one carries none.
+  if (adopted ? e.ceilingPolicy !== POLICY_V1_NAME || e.ceilingProjectId !== e.projectId : e.ceilingPolicy !== null) return {kind: 'malformed_provenance'}
+  const ceiling = parseCeiling(e.ceiling)
+  if (!ceiling) return {kind: 'malformed_ceiling'}
+  return adopted ? {kind: 'recognized', ceiling} : {kind: 'recorded', ceiling}
+}
+
+/**
+ * Fingerprint of an edge's meaning, for "the edge has not changed since it was planned".
+ * Timestamps are left out on purpose: no timestamp ever selects or excludes an edge (spec).
+ */
+export function edgeFingerprint(e: EdgeRecord): string {
+  const meaning = JSON.stringify([e.id, e.delegateAgentId, e.projectId, e.delegator.kind, e.delegator.id, e.role, e.provenanceVersion, e.sourceCredentialKind, e.ceiling, e.ceilingPolicy, e.ceilingProjectId, e.active])
+  return createHash('sha256').update(meaning).digest('hex')
+}

@@ -1,0 +1,167 @@
+import type {Kysely, Selectable} from 'kysely'
+import type {Database, DelegationAdoptionsTable} from '../schema.js'
+
+/** An adoption record (CONTRACT.md "Adoption record"), plus the hop depth used to go top-down. */
+export interface AdoptionRecord {
+  id: string
+  status: string
+  reason: string | null
+  origin: string
+  originalEdgeId: string | null
+  adoptedEdgeId: string | null
+  beforeFingerprint: string | null
+  projectId: string | null
+  delegateAgentId: string | null
+  depth: number
+  actorKind: string | null
+  actorId: string | null
+  afterSummary: Record<string, unknown> | null
+  revertedByKind: string | null
+  revertedById: string | null
+  revertedAt: string | null
+  revertSummary: Record<string, unknown> | null
+  createdAt: string
+  updatedAt: string
+}
+
+export type NewAdoption = Omit<AdoptionRecord, 'updatedAt'>
+
+export interface AdoptionPatch {
+  status?: string
+  reason?: string | null
+  adoptedEdgeId?: string | null
+  actorKind?: string | null
+  actorId?: string | null
+  afterSummary?: Record<string, unknown> | null
+  revertedByKind?: string | null
+  revertedById?: string | null
+  revertedAt?: string | null
+  revertSummary?: Record<string, unknown> | null
+}
+
+export interface AdoptionFilter {
+  status?: string
+  reason?: string
+  projectId?: string
+}
+
+const json = (t: string | null) => (t === null ? null : (JSON.parse(t) as Record<string, unknown>))
+
+const toRecord = (r: Selectable<DelegationAdoptionsTable>): AdoptionRecord => ({
+  id: r.id,
+  status: r.status,
+  reason: r.reason,
+  origin: r.origin,
+  originalEdgeId: r.original_edge_id,
+  adoptedEdgeId: r.adopted_edge_id,
+  beforeFingerprint: r.before_fingerprint,
+  projectId: r.project_id,
+  delegateAgentId: r.delegate_agent_id,
+  depth: Number(r.depth),
+  actorKind: r.actor_kind,
+  actorId: r.actor_id,
+  afterSummary: json(r.after_summary),
+  revertedByKind: r.reverted_by_kind,
+  revertedById: r.reverted_by_id,
+  revertedAt: r.reverted_at,
+  revertSummary: json(r.revert_summary),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+})
+
+const toRow = (a: NewAdoption): Selectable<DelegationAdoptionsTable> => ({
+  id: a.id,
+  status: a.status,
+  reason: a.reason,
+  origin: a.origin,
+  original_edge_id: a.originalEdgeId,
+  adopted_edge_id: a.adoptedEdgeId,
+  before_fingerprint: a.beforeFingerprint,
+  project_id: a.projectId,
+  delegate_agent_id: a.delegateAgentId,
+  depth: a.depth,
+  actor_kind: a.actorKind,
+  actor_id: a.actorId,
+  after_summary: a.afterSummary ? JSON.stringify(a.afterSummary) : null,
+  reverted_by_kind: a.revertedByKind,
+  reverted_by_id: a.revertedById,
+  reverted_at: a.revertedAt,
+  revert_summary: a.revertSummary ? JSON.stringify(a.revertSummary) : null,
+  created_at: a.createdAt,
+  updated_at: a.createdAt,
+})
+
+// 19 columns a row: stay under SQLite's bound-parameter limit.
+const BATCH = 400
+
+export const delegationAdoptionsRepo = (db: Kysely<Database>) => {
+  const filtered = (f: AdoptionFilter) => {
+    let q = db.selectFrom('delegation_adoptions')
+    if (f.status) q = q.where('status', '=', f.status)
+    if (f.reason) q = q.where('reason', '=', f.reason)
+    if (f.projectId) q = q.where('project_id', '=', f.projectId)
+    return q
+  }
+  return {
+    async insertMany(records: NewAdoption[]): Promise<void> {
+      for (let i = 0; i < records.length; i += BATCH) await db.insertInto('delegation_adoptions').values(records.slice(i, i + BATCH).map(toRow)).execute()
+    },
+    async get(id: string): Promise<AdoptionRecord | null> {
+      const r = await db.selectFrom('delegation_adoptions').selectAll().where('id', '=', id).executeTakeFirst()
+      return r ? toRecord(r) : null
+    },
+    async getMany(ids: string[]): Promise<AdoptionRecord[]> {
+      if (ids.length === 0) return []
+      const rows = await db.selectFrom('delegation_adoptions').selectAll().where('id', 'in', ids).execute()
+      return rows.map(toRecord)
+    },
+    /** Records in a stable order: top-down by depth, then by ID. */
+    async list(f: AdoptionFilter & {limit?: number; offset?: number} = {}): Promise<AdoptionRecord[]> {
+      let q = filtered(f).selectAll().orderBy('depth').orderBy('created_at').orderBy('id')
+      if (f.limit !== undefined) q = q.limit(f.limit).offset(f.offset ?? 0)
+      const rows = await q.execute()
+      return rows.map(toRecord)
+    },
+    async count(f: AdoptionFilter = {}): Promise<number> {
+      const r = await filtered(f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+      return Number(r.n)
+    },
+    async countsByStatus(): Promise<Record<string, number>> {
+      const rows = await db.selectFrom('delegation_adoptions').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute()
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]))
+    },
+    async countsByReason(): Promise<Record<string, number>> {
+      const rows = await db.selectFrom('delegation_adoptions').select(['reason', (eb) => eb.fn.countAll<number>().as('n')]).where('reason', 'is not', null).groupBy('reason').execute()
+      return Object.fromEntries(rows.map((r) => [r.reason as string, Number(r.n)]))
+    },
+    async byOriginalEdge(edgeId: string): Promise<AdoptionRecord[]> {
+      const rows = await db.selectFrom('delegation_adoptions').selectAll().where('original_edge_id', '=', edgeId).orderBy('id').execute()
+      return rows.map(toRecord)
+    },
+    async byAdoptedEdge(edgeId: string): Promise<AdoptionRecord[]> {
+      const rows = await db.selectFrom('delegation_adoptions').selectAll().where('adopted_edge_id', '=', edgeId).orderBy('id').execute()
+      return rows.map(toRecord)
+    },
+    async update(id: string, patch: AdoptionPatch, now: string): Promise<void> {
+      await db
+        .updateTable('delegation_adoptions')
+        .set({
+          updated_at: now,
+          ...(patch.status !== undefined && {status: patch.status}),
+          ...(patch.reason !== undefined && {reason: patch.reason}),
+          ...(patch.adoptedEdgeId !== undefined && {adopted_edge_id: patch.adoptedEdgeId}),
+          ...(patch.actorKind !== undefined && {actor_kind: patch.actorKind}),
+          ...(patch.actorId !== undefined && {actor_id: patch.actorId}),
+          ...(patch.afterSummary !== undefined && {after_summary: patch.afterSummary ? JSON.stringify(patch.afterSummary) : null}),
+          ...(patch.revertedByKind !== undefined && {reverted_by_kind: patch.revertedByKind}),
+          ...(patch.revertedById !== undefined && {reverted_by_id: patch.revertedById}),
+          ...(patch.revertedAt !== undefined && {reverted_at: patch.revertedAt}),
+          ...(patch.revertSummary !== undefined && {revert_summary: patch.revertSummary ? JSON.stringify(patch.revertSummary) : null}),
+        })
+        .where('id', '=', id)
+        .execute()
+    },
+  }
+}
+
+export type DelegationAdoptionsRepo = ReturnType<typeof delegationAdoptionsRepo>

@@ -1,0 +1,120 @@
+import type {Kysely, Selectable} from 'kysely'
+import type {Database, DelegationEdgesTable} from '../schema.js'
+
+/**
+ * A delegation edge as stored. `ceiling` stays the raw JSON text: whether it is well formed is
+ * a domain question (the planner reports `malformed_ceiling`), not a storage one.
+ */
+export interface EdgeRecord {
+  id: string
+  delegateAgentId: string
+  projectId: string
+  delegator: {kind: string; id: string}
+  role: string
+  provenanceVersion: number
+  sourceCredentialKind: string | null
+  ceiling: string | null
+  ceilingPolicy: string | null
+  ceilingProjectId: string | null
+  active: boolean
+  deactivationCause: string | null
+  initiator: {kind: string; id: string} | null
+  createdAt: string
+  updatedAt: string
+}
+
+export type NewEdge = Omit<EdgeRecord, 'active' | 'deactivationCause' | 'updatedAt'> & {active?: boolean}
+
+const toEdge = (r: Selectable<DelegationEdgesTable>): EdgeRecord => ({
+  id: r.id,
+  delegateAgentId: r.delegate_agent_id,
+  projectId: r.project_id,
+  delegator: {kind: r.delegator_kind, id: r.delegator_id},
+  role: r.role,
+  provenanceVersion: Number(r.provenance_version),
+  sourceCredentialKind: r.source_credential_kind,
+  ceiling: r.ceiling,
+  ceilingPolicy: r.ceiling_policy,
+  ceilingProjectId: r.ceiling_project_id,
+  active: Number(r.active) === 1,
+  deactivationCause: r.deactivation_cause,
+  initiator: r.initiator_kind && r.initiator_id ? {kind: r.initiator_kind, id: r.initiator_id} : null,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+})
+
+const toRow = (e: NewEdge): Selectable<DelegationEdgesTable> => ({
+  id: e.id,
+  delegate_agent_id: e.delegateAgentId,
+  project_id: e.projectId,
+  delegator_kind: e.delegator.kind,
+  delegator_id: e.delegator.id,
+  role: e.role,
+  provenance_version: e.provenanceVersion,
+  source_credential_kind: e.sourceCredentialKind,
+  ceiling: e.ceiling,
+  ceiling_policy: e.ceilingPolicy,
+  ceiling_project_id: e.ceilingProjectId,
+  active: e.active === false ? 0 : 1,
+  deactivation_cause: null,
+  initiator_kind: e.initiator?.kind ?? null,
+  initiator_id: e.initiator?.id ?? null,
+  created_at: e.createdAt,
+  updated_at: e.createdAt,
+})
+
+// Bulk inserts stay under SQLite's bound-parameter limit (17 columns a row).
+const BATCH = 500
+
+export const delegationEdgesRepo = (db: Kysely<Database>) => ({
+  async insert(e: NewEdge): Promise<EdgeRecord> {
+    const r = await db.insertInto('delegation_edges').values(toRow(e)).returningAll().executeTakeFirstOrThrow()
+    return toEdge(r)
+  },
+  async insertMany(edges: NewEdge[]): Promise<void> {
+    for (let i = 0; i < edges.length; i += BATCH) await db.insertInto('delegation_edges').values(edges.slice(i, i + BATCH).map(toRow)).execute()
+  },
+  async get(id: string): Promise<EdgeRecord | null> {
+    const r = await db.selectFrom('delegation_edges').selectAll().where('id', '=', id).executeTakeFirst()
+    return r ? toEdge(r) : null
+  },
+  /** Every edge of an agent, active or not, oldest first. */
+  async forAgent(agentId: string): Promise<EdgeRecord[]> {
+    const rows = await db.selectFrom('delegation_edges').selectAll().where('delegate_agent_id', '=', agentId).orderBy('created_at').orderBy('id').execute()
+    return rows.map(toEdge)
+  },
+  /** The active edges of an agent (one when the invariant holds). */
+  async activeFor(agentId: string): Promise<EdgeRecord[]> {
+    const rows = await db.selectFrom('delegation_edges').selectAll().where('delegate_agent_id', '=', agentId).where('active', '=', 1).orderBy('id').execute()
+    return rows.map(toEdge)
+  },
+  /** Every active edge: the planner's input. */
+  async listActive(): Promise<EdgeRecord[]> {
+    const rows = await db.selectFrom('delegation_edges').selectAll().where('active', '=', 1).execute()
+    return rows.map(toEdge)
+  },
+  async listAll(): Promise<EdgeRecord[]> {
+    const rows = await db.selectFrom('delegation_edges').selectAll().execute()
+    return rows.map(toEdge)
+  },
+  /** Agent IDs that have at least one edge, of any state (the backfill skips them). */
+  async agentIdsWithEdges(): Promise<Set<string>> {
+    const rows = await db.selectFrom('delegation_edges').select('delegate_agent_id').distinct().execute()
+    return new Set(rows.map((r) => r.delegate_agent_id))
+  },
+  /**
+   * Deactivates an edge when it is still active; false when it was not (a concurrent writer
+   * got there first), so callers can refuse instead of writing a second active edge.
+   */
+  async deactivate(id: string, cause: string | null, now: string): Promise<boolean> {
+    const r = await db.updateTable('delegation_edges').set({active: 0, deactivation_cause: cause, updated_at: now}).where('id', '=', id).where('active', '=', 1).executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  },
+  /** Reactivates an inactive edge (a revert restores the original row); false when it was active. */
+  async reactivate(id: string, now: string): Promise<boolean> {
+    const r = await db.updateTable('delegation_edges').set({active: 1, deactivation_cause: null, updated_at: now}).where('id', '=', id).where('active', '=', 0).executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  },
+})
+
+export type DelegationEdgesRepo = ReturnType<typeof delegationEdgesRepo>
