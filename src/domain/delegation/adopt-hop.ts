@@ -1,0 +1,60 @@
+import type {Repos} from '../../store/store.js'
+import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
+import {newId} from '../shared/secrets.js'
+import {classifyEdge, edgeFingerprint} from './edge-class.js'
+import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION, POLICY_V1_NAME} from './policy-v1.js'
+import type {SkipReason} from './types.js'
+
+export interface AdoptableHop {
+  edgeId: string
+  agentId: string
+  projectId: string
+  afterCeiling: string[]
+  beforeFingerprint: string
+}
+
+export type AdoptResult = {ok: true; adopted: EdgeRecord; original: EdgeRecord} | {ok: false; reason: SkipReason}
+
+/** What an edge looked like, for audit and record summaries (never a token or session). */
+export function edgeSummary(e: EdgeRecord): Record<string, unknown> {
+  return {
+    edgeId: e.id,
+    delegator: e.delegator,
+    delegateAgentId: e.delegateAgentId,
+    projectId: e.projectId,
+    role: e.role,
+    provenanceVersion: e.provenanceVersion,
+    sourceCredentialKind: e.sourceCredentialKind,
+    ceiling: e.ceiling === null ? null : (JSON.parse(e.ceiling) as unknown),
+    active: e.active,
+  }
+}
+
+/**
+ * Writes one adopted hop inside the caller's transaction: the original row must still be the
+ * agent's active, clean unrecorded edge with the planned fingerprint; it is deactivated with
+ * cause `provenance_adopted` and an adopted row is inserted with the real delegator, delegate,
+ * project and role, `system_migration` as source, the V1 ceiling bound to the project, no
+ * session or token evidence, and the admin as initiator when an admin commits it.
+ * Refuses with `edge_changed` (nothing written) when the row moved on.
+ */
+export async function adoptHop(tx: Repos, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null): Promise<AdoptResult> {
+  const original = await tx.delegationEdges.get(hop.edgeId)
+  if (!original || !original.active || classifyEdge(original).kind !== 'unrecorded' || edgeFingerprint(original) !== hop.beforeFingerprint) return {ok: false, reason: 'edge_changed'}
+  if (!(await tx.delegationEdges.deactivate(original.id, 'provenance_adopted', now))) return {ok: false, reason: 'edge_changed'}
+  const adopted = await tx.delegationEdges.insert({
+    id: newId(),
+    delegateAgentId: original.delegateAgentId,
+    projectId: original.projectId,
+    delegator: original.delegator,
+    role: original.role,
+    provenanceVersion: CURRENT_PROVENANCE_VERSION,
+    sourceCredentialKind: ADOPTED_SOURCE_KIND,
+    ceiling: JSON.stringify([...hop.afterCeiling].sort()),
+    ceilingPolicy: POLICY_V1_NAME,
+    ceilingProjectId: original.projectId,
+    initiator,
+    createdAt: now,
+  })
+  return {ok: true, adopted, original: {...original, active: false, deactivationCause: 'provenance_adopted'}}
+}
