@@ -14,4 +14,8 @@ export const hubSettingsRepo = (db: Kysely<Database>) => ({
       .onConflict((oc) => oc.column('key').doUpdateSet({value: JSON.stringify(value), updated_at: now}))
       .execute()
   },
+  /** Removes a key (tests use it to stand for a database written before the key existed). */
+  async delete(key: string): Promise<void> {
+    await db.deleteFrom('hub_settings').where('key', '=', key).execute()
+  },
 })
