@@ -54,7 +54,7 @@ export const ERROR_CODES = {
   hub_owned_keys_rejected: {status: 422, description: 'A settings save changed or cleared `server.broker.broker_id` or `broker_token`, which the Hub writes itself.'},
   unsaved_keys_rejected: {status: 422, description: 'Workstation save: a field would not load as sent (wrong type, value outside its set); nothing was saved. `details.keys` and `details.issues` say why.'},
   invalid_timezone: {status: 422, description: '`default_timezone` is not an IANA time zone name (`Local` is refused too).'},
-  invalid_cloud_identity_mode: {status: 422, description: '`default_cloud_identity_mode` is not `Block`, `Passthrough` or `Assign`.'},
+  invalid_cloud_identity_mode: {status: 422, description: '`default_cloud_identity_mode` is not `Block`, `Passthrough` or `Assign`, or is `Assign` without a verified hub-scoped service account and `cloud_iam_check_mode: enforce`.'},
   settings_file_write_failed: {status: 500, description: 'Workstation save: the database sections were saved (listed in `details.applied`) but the final settings-file write failed; the file is unchanged.'},
   secret_scope_restricted: {status: 403, description: 'An agent wrote a project-scope secret while `agent_secrets.user_scope_only` is on; write it with `scope: "user"` or ask a user.'},
   not_system_admin: {status: 403, description: 'The route needs a Hub system admin.'},

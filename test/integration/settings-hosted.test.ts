@@ -121,7 +121,9 @@ describeEachDialect('settings: hosted server-config', (dialect) => {
     const mode = await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_cloud_identity_mode: 'block'}})
     expect(mode.status).toBe(422)
     expect(mode.body.error.code).toBe('invalid_cloud_identity_mode')
-    for (const m of ['Block', 'Passthrough', 'Assign']) expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_cloud_identity_mode: m}})).status).toBe(200)
+    for (const m of ['Block', 'Passthrough']) expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_cloud_identity_mode: m}})).status).toBe(200)
+    // Assign needs a verified hub-scoped service account (test/integration/settings-cloud-identity.test.ts).
+    expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_cloud_identity_mode: 'Assign'}})).body.error.code).toBe('invalid_cloud_identity_mode')
     // Agent defaults clear to null.
     expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_max_turns: 5}})).status).toBe(200)
     expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_max_turns: null, default_max_duration: null}})).status).toBe(200)

@@ -9,6 +9,7 @@ import type {AgentAccess} from './access.js'
 import {BUILTIN_HARNESS_CONFIGS, type AgentSettingsSource} from './agent-settings.js'
 import {ACTIVITIES, agentView, PHASES, type AgentView} from './agent-state.js'
 import type {AgentTokens} from './agent-tokens.js'
+import {placeHubCloudIdentity} from './cloud-identity-placement.js'
 import {checkQuotas, chooseBroker} from './dispatch.js'
 import {AGENT_ROLES} from './scopes.js'
 import {recordDelegation} from '../delegation/record-edge.js'
@@ -206,6 +207,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const project = await store.projects.get(projectId)
       const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
       const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: projectBroker}, settings, a.gateway, a.colocatedBrokerId(), store)
+      await placeHubCloudIdentity(applied, {brokerId, colocatedBrokerId: a.colocatedBrokerId(), repos: store})
 
       const t = now()
       const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}

@@ -163,7 +163,7 @@ export function createSaver(o: SaverOpts) {
     }
 
     const next = Object.fromEntries(Object.entries(layer1).map(([s, units]) => [s, Object.entries(units).reduce((acc, [k, v]) => applyFlat(acc, k, v), o.effectiveOf(s))]))
-    validateSections(next)
+    validateSections(next, o.deps.cloudIdentity)
     const notices: string[] = []
     for (const s of Object.keys(layer1)) {
       if (o.rowOf(s)?.origin !== 'managed' && !isDeepStrictEqual(next[s], o.seedOf(s))) {

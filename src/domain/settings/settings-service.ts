@@ -8,6 +8,7 @@ import {agentSettingsFromTree, type AgentSettings} from '../agents/agent-setting
 import type {CallContext} from '../authz/context.js'
 import type {Clock} from '../shared/clock.js'
 import type {Logger} from 'pino'
+import {applicableDefaults, NO_CLOUD_IAM, type CloudIdentityPolicy} from './cloud-identity.js'
 import {applyFlat, classOf, DATABASE_ONLY_SECTIONS, flatten, READ_ONLY_KEYS, SECTIONS, sectionOf, unflatten, type Tree} from './keys.js'
 import {createMaintenance, type Maintenance} from './maintenance.js'
 import {createSaver, type SaveResult, type SectionResult} from './save.js'
@@ -31,6 +32,8 @@ export interface SettingsDeps {
    * every POLL_MS. A seam so tests drive the poll themselves instead of waiting a minute.
    */
   schedulePoll?: (tick: () => Promise<void>) => () => void
+  /** Decides whether a hub-level cloud identity `Assign` is acceptable; default NO_CLOUD_IAM. */
+  cloudIdentity?: CloudIdentityPolicy
 }
 
 const everyPollMs = (tick: () => Promise<void>) => {
@@ -200,7 +203,11 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
     },
     reload,
     resolved,
-    agentSettings: () => agentSettingsFromTree(resolved() as Record<string, any>),
+    agentSettings: () => {
+      const s = agentSettingsFromTree(resolved() as Record<string, any>)
+      // An Assign seeded from bootstrap was never validated: it applies only if the policy accepts it.
+      return {...s, defaults: applicableDefaults(s.defaults, deps.cloudIdentity ?? NO_CLOUD_IAM)}
+    },
     readinessMarks: () => {
       const r = rows.get('profiling')
       return {value: r?.value['profiling.readiness_marks'] === true, revision: r?.revision ?? 0}
@@ -223,7 +230,7 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
         bySection[s] = {...(bySection[s] ?? {}), [k]: v}
       }
       const next = Object.fromEntries(Object.entries(bySection).map(([s, u]) => [s, Object.entries(u).reduce((acc, [k, v]) => applyFlat(acc, k, v), effectiveOf(s))]))
-      validateSections(next)
+      validateSections(next, deps.cloudIdentity)
       return saver.writeSections(ctx, bySection, revisions ?? {})
     },
     maintenance,

@@ -1,6 +1,7 @@
 import {stringify} from 'yaml'
 import {AppError} from '../../api/app-error.js'
 import {validateSettingsText} from '../../config/settings-validate.js'
+import {checkAssign, NO_CLOUD_IAM, type CloudIdentityPolicy} from './cloud-identity.js'
 import {sectionOf, unflatten, type Tree} from './keys.js'
 
 export const CLOUD_IDENTITY_MODES = ['Block', 'Passthrough', 'Assign'] as const
@@ -23,10 +24,11 @@ export interface SectionIssue {
 
 /**
  * Checks the new values of Layer-1 sections (section -> flat value) as a whole. Throws 422
- * `invalid_timezone` / `invalid_cloud_identity_mode` for those two keys, else 400
- * `validation_failed` with every problem listed under its section (`details.sections`).
+ * `invalid_timezone` / `invalid_cloud_identity_mode` for those two keys (including an `Assign`
+ * the cloud identity policy refuses), else 400 `validation_failed` with every problem listed under
+ * its section (`details.sections`).
  */
-export function validateSections(next: Record<string, Tree>): void {
+export function validateSections(next: Record<string, Tree>, cloud: CloudIdentityPolicy = NO_CLOUD_IAM): void {
   for (const flat of Object.values(next)) {
     const tz = flat.default_timezone
     if (tz !== undefined && tz !== null && tz !== '' && (typeof tz !== 'string' || !isIanaZone(tz))) {
@@ -36,6 +38,7 @@ export function validateSections(next: Record<string, Tree>): void {
     if (mode !== undefined && mode !== null && mode !== '' && !CLOUD_IDENTITY_MODES.includes(mode as never)) {
       throw new AppError('invalid_cloud_identity_mode', `default_cloud_identity_mode: expected one of ${CLOUD_IDENTITY_MODES.join(', ')}, found ${JSON.stringify(mode)}`, {key: 'default_cloud_identity_mode', value: mode, allowed: [...CLOUD_IDENTITY_MODES]})
     }
+    checkAssign(flat, cloud)
   }
   const issues: Record<string, SectionIssue[]> = {}
   const add = (section: string, key: string, message: string) => (issues[section] ??= []).push({key, message})
