@@ -116,6 +116,21 @@ describeEachDialect('brokers: registration and signed requests', (dialect) => {
     expect(ok.statusCode).toBe(404)
   })
 
+  it('a signed request for a user is credential kind broker_for_user, keeps the broker as principal and gets no user authority', async () => {
+    const r = await register('edge-for-user')
+    const {brokerId, secret} = (await join(r.body.joinToken)).body
+    const admin = await createUser(hub, {systemAdmin: true})
+    const me = await hub.request('GET', '/api/v1/auth/me', {token: null, headers: signRequest(brokerId, secret, 'GET', '/api/v1/auth/me', '', {forUser: admin.user.id})})
+    expect(me.status).toBe(200)
+    expect(me.body).toMatchObject({principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker_for_user', systemAdmin: false, forUser: admin.user.id})
+    // Naming an admin grants nothing: admin routes refuse the kind.
+    const cfg = await hub.request('GET', '/api/v1/admin/server-config', {token: null, headers: signRequest(brokerId, secret, 'GET', '/api/v1/admin/server-config', '', {forUser: admin.user.id})})
+    expect(cfg.status).toBe(403)
+    // The user ID is signed: changing it breaks the signature.
+    const forged = {...signRequest(brokerId, secret, 'GET', '/api/v1/auth/me', '', {forUser: 'someone'}), [SIGNATURE_HEADERS.forUser]: admin.user.id}
+    expect((await hub.request('GET', '/api/v1/auth/me', {token: null, headers: forged})).status).toBe(401)
+  })
+
   it('list and get: every user sees brokers with status and capacity; unknown is 404; agents may not', async () => {
     const r = await register('edge-listed')
     const other = await createUser(hub)

@@ -49,4 +49,6 @@ export interface CallContext {
    * the token is minted from the agent's role. Absent for other credential kinds.
    */
   scopes?: ReadonlySet<string>
+  /** The user a broker says it acts for (credential kind `broker_for_user`); grants nothing. */
+  forUser?: string
 }

@@ -88,7 +88,13 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, ve
     if (request.callContext || request.routeOptions.config?.auth === false || !request.routeOptions.url) return
     if (!verifyBroker || typeof request.headers[SIGNATURE_HEADERS.signature] !== 'string') return
     const brokerId = await verifyBroker(request.headers, request.method, request.url, request.rawBody ?? '')
-    request.callContext = {principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker', requestId: request.id}
+    // A request the broker makes for a user (the user ID is covered by the signature) keeps the
+    // broker's authority, never the user's: the kind lets user-only routes recognise and refuse it.
+    const forUser = request.headers[SIGNATURE_HEADERS.forUser]
+    request.callContext =
+      typeof forUser === 'string' && forUser
+        ? {principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker_for_user', forUser, requestId: request.id}
+        : {principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker', requestId: request.id}
   })
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.auth === false || !request.routeOptions.url) return

@@ -14,6 +14,7 @@ export function authRoutes(app: FastifyInstance, deps: {accessTokens: AccessToke
       principal: p.kind === 'user' ? {kind: 'user', id: p.id, email: p.email, displayName: p.displayName} : {...p},
       credentialKind: ctx.credentialKind,
       systemAdmin: p.kind === 'user' && p.systemAdmin,
+      ...(ctx.forUser && {forUser: ctx.forUser}),
       ...(ctx.bounds && {token: {id: ctx.bounds.tokenId, projectId: ctx.bounds.projectId, permissions: [...ctx.bounds.permissions].sort()}}),
     }
   })
