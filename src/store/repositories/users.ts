@@ -53,6 +53,11 @@ export const usersRepo = (db: Kysely<Database>) => ({
     const rows = await db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id').execute()
     return rows.map(toUser)
   },
+  /** Every user's status by ID (the delegation planner's root checks). */
+  async statuses(): Promise<Map<string, {status: string}>> {
+    const rows = await db.selectFrom('users').select(['id', 'status']).execute()
+    return new Map(rows.map((r) => [r.id, {status: r.status}]))
+  },
   async insert(u: NewUser): Promise<User> {
     try {
       const r = await db
