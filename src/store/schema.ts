@@ -320,7 +320,13 @@ export interface DelegationAdoptionsTable {
   updated_at: string
 }
 
+export interface BrokerNoncesTable {
+  nonce: string
+  expires_at: string
+}
+
 export interface Database {
+  broker_nonces: BrokerNoncesTable
   delegation_edges: DelegationEdgesTable
   delegation_adoptions: DelegationAdoptionsTable
   project_annotations: ProjectAnnotationsTable

@@ -1,6 +1,9 @@
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {MAX_SKEW_SECONDS, SIGNATURE_HEADERS, signRequest} from '../../src/api/broker-signing.js'
 import {JOIN_TOKEN_TTL_MS} from '../../src/domain/brokers/brokers-service.js'
+import pino from 'pino'
+import {resolveBootstrap} from '../../src/config/bootstrap.js'
+import {createHub} from '../../src/main.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 import {movableClock} from '../helpers/sign-in-hub.js'
 import {createUser} from '../helpers/users.js'
@@ -129,6 +132,21 @@ describeEachDialect('brokers: registration and signed requests', (dialect) => {
     // The user ID is signed: changing it breaks the signature.
     const forged = {...signRequest(brokerId, secret, 'GET', '/api/v1/auth/me', '', {forUser: 'someone'}), [SIGNATURE_HEADERS.forUser]: admin.user.id}
     expect((await hub.request('GET', '/api/v1/auth/me', {token: null, headers: forged})).status).toBe(401)
+  })
+
+  it('a nonce accepted by one replica is refused as a replay by another replica on the same database', async () => {
+    const r = await register('edge-replicas')
+    const {brokerId, secret} = (await join(r.body.joinToken)).body
+    const other = await createHub(resolveBootstrap({port: 0}, hub.env), {env: hub.env, logger: pino({level: 'silent'}), clock})
+    try {
+      const headers = signRequest(brokerId, secret, 'GET', '/api/v1/auth/me', '', {now: clock.now().getTime()})
+      expect((await hub.request('GET', '/api/v1/auth/me', {token: null, headers})).status).toBe(200)
+      const replay = await other.app.inject({method: 'GET', url: '/api/v1/auth/me', headers})
+      expect(replay.statusCode).toBe(401)
+      expect(replay.json().error.message).toMatch(/replayed/)
+    } finally {
+      await other.close()
+    }
   })
 
   it('list and get: every user sees brokers with status and capacity; unknown is 404; agents may not', async () => {

@@ -1,5 +1,5 @@
 import {AppError, notFound} from '../../api/app-error.js'
-import {NonceCache, SIGNATURE_HEADERS, verifySignature} from '../../api/broker-signing.js'
+import {MAX_SKEW_SECONDS, NonceCache, SIGNATURE_HEADERS, verifySignature} from '../../api/broker-signing.js'
 import type {Broker} from '../../store/repositories/brokers.js'
 import type {CallContext} from '../authz/context.js'
 import {iso} from '../shared/clock.js'
@@ -24,6 +24,9 @@ export type ConnectedCheck = (brokerId: string) => boolean
  * Runtime brokers: two-phase registration (a user asks for a join token; the broker trades it
  * for its secret), signed-request verification, and the co-located broker's stable identity.
  */
+// A nonce must be remembered for as long as its timestamp can pass the skew check: both sides.
+const NONCE_WINDOW_MS = MAX_SKEW_SECONDS * 2 * 1000
+
 export function createBrokersService(deps: Deps, isConnected: ConnectedCheck) {
   const {store, clock} = deps
   const nonces = new NonceCache()
@@ -90,7 +93,13 @@ export function createBrokersService(deps: Deps, isConnected: ConnectedCheck) {
       if (!secret) throw new AppError('unauthorized', 'unknown broker')
       const failure = verifySignature(secret, headers, method, url, body, clock.now().getTime())
       if (failure) throw new AppError('unauthorized', `broker signature refused: ${failure.replace('_', ' ')}`)
-      if (!nonces.accept(String(headers[SIGNATURE_HEADERS.nonce]), clock.now().getTime())) throw new AppError('unauthorized', 'broker signature refused: replayed')
+      // The process cache turns away a replay to this replica without a write; the database
+      // row turns it away on every other replica of the deployment.
+      const nonce = String(headers[SIGNATURE_HEADERS.nonce])
+      const t = clock.now().getTime()
+      if (!nonces.accept(nonce, t) || !(await store.brokers.acceptNonce(nonce, iso(new Date(t)), iso(new Date(t + NONCE_WINDOW_MS))))) {
+        throw new AppError('unauthorized', 'broker signature refused: replayed')
+      }
       return brokerId
     },
 

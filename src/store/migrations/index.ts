@@ -8,6 +8,7 @@ import * as m0006 from './0006-project-annotations.js'
 import * as m0007 from './0007-project-secrets.js'
 import * as m0008 from './0008-delegation-edges.js'
 import * as m0009 from './0009-delegation-adoptions.js'
+import * as m0010 from './0010-broker-nonces.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007-project-secrets': m0007,
   '0008-delegation-edges': m0008,
   '0009-delegation-adoptions': m0009,
+  '0010-broker-nonces': m0010,
 }

@@ -85,6 +85,15 @@ export const brokersRepo = (db: Kysely<Database>) => ({
     const res = await db.updateTable('broker_join_tokens').set({used_at: now}).where('id', '=', r.id).where('used_at', 'is', null).executeTakeFirst()
     return Number(res.numUpdatedRows) === 1 ? r.broker_id : null
   },
+  /**
+   * Records a signed request's nonce; false when any replica recorded it already (a replay).
+   * Expired rows are removed first, so the primary key only ever holds the live window.
+   */
+  async acceptNonce(nonce: string, now: string, expiresAt: string): Promise<boolean> {
+    await db.deleteFrom('broker_nonces').where('expires_at', '<', now).execute()
+    const r = await db.insertInto('broker_nonces').values({nonce, expires_at: expiresAt}).onConflict((oc) => oc.column('nonce').doNothing()).executeTakeFirst()
+    return Number(r.numInsertedOrUpdatedRows ?? 0) === 1
+  },
 })
 
 export type BrokersRepo = ReturnType<typeof brokersRepo>
