@@ -30,6 +30,7 @@ import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {webAssetsPlugin} from './web-assets.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const require = createRequire(import.meta.url)
@@ -298,7 +299,7 @@ try {
     minifySyntax: true,
     legalComments: 'none',
     metafile: true,
-    plugins: [lazyRegistryPlugin, vendorStubPlugin, debugShimPlugin, patchPlugin, builtinImportPlugin, absentOptionalPlugin],
+    plugins: [lazyRegistryPlugin, vendorStubPlugin, debugShimPlugin, patchPlugin, builtinImportPlugin, absentOptionalPlugin, webAssetsPlugin],
     logLevel: 'warning',
   })
   const vendorBundle = join(work, 'vendor.cjs')

@@ -7,6 +7,7 @@ import {build} from 'esbuild'
 import {mkdirSync, readdirSync, renameSync, rmSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {buildWeb, webAssetsPlugin} from './web-assets.mjs'
 
 const dist = fileURLToPath(new URL('../dist', import.meta.url))
 const fresh = `${dist}.build-${process.pid}`
@@ -32,6 +33,8 @@ function install() {
 }
 
 rmSync(fresh, {recursive: true, force: true})
+// The web client first: the CLI bundle embeds it (scripts/web-assets.mjs).
+await buildWeb()
 try {
   await build({
     entryPoints: {cli: 'src/cli/entry.ts'},
@@ -45,6 +48,7 @@ try {
     sourcemap: 'linked',
     logLevel: 'warning',
     chunkNames: 'chunks/[name]-[hash]',
+    plugins: [webAssetsPlugin],
   })
   install()
 } finally {

@@ -16,6 +16,7 @@ import {artifactRoutes} from './server/routes/artifacts.js'
 import {openStore, type Store} from './store/store.js'
 import {createSettingsService} from './domain/settings/settings-service.js'
 import {adminSettingsRoutes} from './server/routes/admin-settings.js'
+import {webRoutes} from './server/routes/web.js'
 import {createSecretsService, loadSecretsKey} from './domain/secrets/secrets-service.js'
 import {secretRoutes} from './server/routes/secrets.js'
 import {DEV_USER} from './domain/hub-config.js'
@@ -144,6 +145,16 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
     services.routePlugins.push(artifactRoutes(artifacts), artifactPageRoutes(artifacts))
+    // The web client; a workstation Hub with dev auth signs its loopback browser in as the dev user.
+    services.routePlugins.push(
+      webRoutes({
+        sessions: services.sessions,
+        devSignIn: devMode && bootstrap.mode === 'workstation',
+        mode: bootstrap.mode,
+        secureCookies: services.signIn.secureCookies,
+        assets: async () => (await import('./server/web/assets.js')).loadWebAssets(),
+      }),
+    )
     if (devMode) {
       await services.users.ensureDevUser()
       if (bootstrap.mode === 'workstation') await services.projects.ensureDefault(DEV_USER.id)

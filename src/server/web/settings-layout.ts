@@ -1,0 +1,50 @@
+import {classOf, READ_ONLY_KEYS, WORKSTATION_FORCED, HUB_OWNED_KEYS} from '../../domain/settings/keys.js'
+import {schemaRows} from '../../config/schema/walk.js'
+import type {SchemaNode} from '../../config/schema/types.js'
+
+export interface LayoutField {
+  key: string
+  /** 0: bootstrap; 1: a database section; 'file': bootstrap key with no database home. */
+  layer: 0 | 1 | 'file'
+  section: string | null
+  /** How the page edits it: a leaf kind, or `json` for lists, maps and open values. */
+  kind: 'string' | 'int' | 'float' | 'bool' | 'json'
+  doc: string
+  /** Never saved from the page: read-only defaults, Hub-owned and workstation-forced keys. */
+  readOnly: boolean
+  options?: string[]
+}
+
+const kindOf = (node: SchemaNode): LayoutField['kind'] =>
+  node.kind === 'list' || node.kind === 'map' || node.kind === 'object' ? 'json' : node.kind === 'string' || node.kind === 'int' || node.kind === 'float' || node.kind === 'bool' ? node.kind : 'json'
+
+/**
+ * The settings page's form: every key the schema documents that is stored and compared whole
+ * (a unit: a leaf, a list, a map, a top-level `default_*` block), with its layer and section.
+ */
+export function settingsLayout(mode: string): LayoutField[] {
+  const out: LayoutField[] = []
+  const taken: string[] = []
+  for (const {key, node} of schemaRows()) {
+    if (key.includes('<') || key.includes('[]')) continue
+    // A unit's children are edited as part of it.
+    if (taken.some((t) => key.startsWith(`${t}.`))) continue
+    const top = !key.includes('.')
+    if (node.kind === 'object' && !(top && key.startsWith('default_'))) continue
+    const cls = classOf(key)
+    if (!cls) continue
+    taken.push(key)
+    const forced = mode === 'workstation' && WORKSTATION_FORCED.has(key)
+    const leaf = node.kind !== 'object' && node.kind !== 'map' && node.kind !== 'list' ? node : null
+    out.push({
+      key,
+      layer: cls.layer,
+      section: cls.layer === 1 ? cls.section : null,
+      kind: top && key.startsWith('default_') && node.kind === 'object' ? 'json' : kindOf(node),
+      doc: node.doc ?? '',
+      readOnly: READ_ONLY_KEYS.has(key) || HUB_OWNED_KEYS.has(key) || forced,
+      ...(leaf && 'oneOf' in leaf && Array.isArray(leaf.oneOf) && {options: leaf.oneOf.map(String)}),
+    })
+  }
+  return out
+}

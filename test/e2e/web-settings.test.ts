@@ -1,0 +1,169 @@
+import type {Browser, BrowserContext, Page} from 'playwright-core'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {listen} from '../helpers/artifacts.js'
+import {startTestHub, type TestHub} from '../helpers/hub.js'
+import {launchChromium, screenshot, unlabelledControls} from '../helpers/web-browser.js'
+
+const FILE = {'.svc/settings.yaml': 'schema_version: "1"\nserver:\n  hub:\n    hub_name: From File\n'}
+
+/**
+ * The admin settings page of a workstation Hub in real headless Chromium: the browser signs in as
+ * the dev user by itself, and every Layer-1 section can be saved, conflicts reload, and reset.
+ */
+describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
+  let hub: TestHub
+  let base: string
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+
+  const section = (name: string) => page.locator(`svc-settings-section[data-section="${name}"]`)
+  const field = (sectionName: string, key: string) => section(sectionName).locator(`svc-field[data-key="${key}"]`)
+  const config = async () => (await hub.request('GET', '/api/v1/admin/server-config')).body
+  const openSettings = async () => {
+    await page.goto(`${base}/#/settings`)
+    await section('hub').locator('[data-meta="revision"]').waitFor()
+  }
+
+  beforeAll(async () => {
+    hub = await startTestHub('sqlite', {files: FILE})
+    base = await listen(hub)
+    browser = await launchChromium()
+    context = await browser.newContext()
+    page = await context.newPage()
+  }, 120_000)
+  afterAll(async () => {
+    await browser?.close()
+    await hub?.dispose()
+  })
+
+  it('signs the loopback browser in as the dev user with an httpOnly session cookie', async () => {
+    await page.goto(`${base}/`)
+    await expect.poll(() => page.locator('#signed-in-as').textContent()).toBe('Signed in as dev-user (system admin)')
+    const cookie = (await context.cookies(base)).find((c) => c.name === 'svc_session')
+    expect(cookie).toMatchObject({httpOnly: true, sameSite: 'Strict', path: '/'})
+    // A web session, not the dev credential itself.
+    expect(cookie!.value).not.toBe(hub.devToken)
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents', 'Settings', 'Maintenance', 'Profiling', 'Templates', 'Delegation adoption'])
+    await expect.poll(() => page.locator('svc-projects tr[data-project] td').first().textContent()).toBe('default')
+    await screenshot(page, 'web-signed-in-projects')
+  })
+
+  it('shows every Layer-1 section with origin, source, revision and last update; seeded ones track the deployment', async () => {
+    await openSettings()
+    const shown = await page.locator('svc-settings-section[data-section]').evaluateAll((els) => els.map((e) => e.getAttribute('data-section')))
+    expect(shown).toEqual([...Object.keys((await config()).sections), 'bootstrap'])
+    const hubSection = section('hub')
+    expect(await hubSection.locator('[data-meta="origin"]').textContent()).toBe('seeded')
+    expect(await hubSection.locator('[data-meta="source"]').textContent()).toBe('settings_file')
+    expect(await hubSection.locator('[data-meta="revision"]').textContent()).toBe('1')
+    expect(await hubSection.locator('[data-meta="updated"]').textContent()).toMatch(/^\d{4}-\d\d-\d\dT.* by bootstrap$/)
+    expect(await hubSection.locator('[data-meta="origin-text"]').textContent()).toContain('Tracks the deployment')
+    expect(await field('hub', 'server.hub.hub_name').locator('input').inputValue()).toBe('From File')
+    // Read-only defaults are shown read-only; Layer-0 keys of a workstation Hub apply at restart.
+    const role = field('agent_defaults', 'default_agent_role')
+    expect(await role.locator('input').getAttribute('readonly')).not.toBeNull()
+    expect(await role.locator('label').textContent()).toContain('read-only')
+    const port = field('bootstrap', 'server.hub.port')
+    expect(await port.locator('label').textContent()).toContain('takes effect at restart')
+    expect(await port.locator('input').getAttribute('readonly')).toBeNull()
+    expect(await unlabelledControls(page)).toEqual([])
+    await screenshot(page, 'web-settings')
+  })
+
+  it('edits and saves a section with the keyboard; a managed section whose bootstrap differs says it is superseded', async () => {
+    await openSettings()
+    const input = field('hub', 'server.hub.hub_name').locator('input')
+    await input.focus()
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type('Team Hub')
+    // Tab through the rest of the section's fields to its Save button, then press Enter.
+    const save = section('hub').getByRole('button', {name: 'Save hub'})
+    for (let i = 0; i < 40 && !(await save.evaluate((b) => b.matches(':focus'))); i++) await page.keyboard.press('Tab')
+    await page.keyboard.press('Enter')
+    const message = section('hub').locator('[data-role="message"]')
+    await expect.poll(() => message.textContent()).toContain('Saved (revision 2)')
+    expect((await config()).server.hub.hub_name).toBe('Team Hub')
+    await expect.poll(() => section('hub').locator('[data-meta="origin"]').textContent()).toBe('managed')
+    expect(await section('hub').locator('[data-meta="superseded"]').textContent()).toContain('Superseded')
+    await screenshot(page, 'web-settings-saved')
+  })
+
+  it('shows the Hub\'s validation errors inline, on the field', async () => {
+    await openSettings()
+    const tz = field('agent_defaults', 'default_timezone')
+    await tz.locator('input').fill('Mars/Olympus_Mons')
+    await section('agent_defaults').getByRole('button', {name: 'Save agent_defaults'}).click()
+    await expect.poll(() => tz.locator('[role="alert"]').textContent()).toContain('not an IANA time zone name')
+    expect(await tz.locator('input').getAttribute('aria-invalid')).toBe('true')
+    expect((await config()).default_timezone ?? null).not.toBe('Mars/Olympus_Mons')
+    await screenshot(page, 'web-settings-invalid')
+  })
+
+  it('a section changed through the API after the page loaded is a conflict with a Reload action', async () => {
+    await openSettings()
+    const rev = (await config()).sections.hub.revision
+    const other = await hub.request('PUT', '/api/v1/admin/server-config', {body: {server: {hub: {hub_name: 'Changed Elsewhere'}}, revisions: {hub: rev}}})
+    expect(other.status).toBe(200)
+    const input = field('hub', 'server.hub.hub_name').locator('input')
+    await input.fill('Mine')
+    await section('hub').getByRole('button', {name: 'Save hub'}).click()
+    const message = section('hub').locator('[data-role="message"]')
+    await expect.poll(() => message.textContent()).toContain('Someone else changed this section')
+    expect((await config()).server.hub.hub_name).toBe('Changed Elsewhere')
+    await screenshot(page, 'web-settings-conflict')
+    await section('hub').getByRole('button', {name: 'Reload section'}).click()
+    await expect.poll(() => input.inputValue()).toBe('Changed Elsewhere')
+    expect(await section('hub').locator('[data-meta="revision"]').textContent()).toBe(String(rev + 1))
+    await input.fill('Mine after reload')
+    await section('hub').getByRole('button', {name: 'Save hub'}).click()
+    await expect.poll(() => message.textContent()).toContain(`Saved (revision ${rev + 2})`)
+    expect((await config()).server.hub.hub_name).toBe('Mine after reload')
+  })
+
+  it('resets a section to bootstrap after a confirmation', async () => {
+    await openSettings()
+    await section('hub').getByRole('button', {name: 'Reset hub to bootstrap'}).click()
+    await section('hub').getByRole('button', {name: 'Confirm reset of hub'}).click()
+    await expect.poll(() => section('hub').locator('[data-meta="origin"]').textContent()).toBe('bootstrap')
+    expect(await field('hub', 'server.hub.hub_name').locator('input').inputValue()).toBe('From File')
+    expect(await section('hub').locator('[data-meta="superseded"]').count()).toBe(0)
+    const c = await config()
+    expect(c.server.hub.hub_name).toBe('From File')
+    expect(c.sections.hub.origin).toBe('bootstrap')
+    await screenshot(page, 'web-settings-reset')
+  })
+
+  it('turns maintenance on and off; the shell shows a banner while it is on', async () => {
+    await page.goto(`${base}/#/maintenance`)
+    await page.locator('#maintenance-message').fill('Upgrading the database')
+    await page.getByRole('button', {name: 'Turn maintenance on'}).click()
+    await expect.poll(() => page.locator('#maintenance-state').textContent()).toContain('Maintenance is on')
+    await page.locator('#maintenance-banner').waitFor()
+    expect((await hub.request('GET', '/api/v1/admin/maintenance')).body).toMatchObject({enabled: true, message: 'Upgrading the database'})
+    await screenshot(page, 'web-maintenance-on')
+    await page.getByRole('button', {name: 'Turn maintenance off'}).click()
+    await expect.poll(() => page.locator('#maintenance-state').textContent()).toContain('Maintenance is off')
+    await page.locator('#maintenance-banner').waitFor({state: 'detached'})
+    expect((await hub.request('GET', '/api/v1/admin/maintenance')).body.enabled).toBe(false)
+  })
+
+  it('writes readiness performance marks only while profiling.readiness_marks is on', async () => {
+    const marks = () => page.evaluate(() => performance.getEntriesByType('mark').map((m) => m.name))
+    await page.goto(`${base}/#/profiling`)
+    const box = page.getByLabel(/Readiness performance marks/)
+    await box.waitFor()
+    expect(await box.isChecked()).toBe(false)
+    await page.reload()
+    await page.locator('svc-profiling #readiness').waitFor()
+    expect(await marks()).toEqual([])
+    await page.getByLabel(/Readiness performance marks/).check()
+    await expect.poll(async () => (await hub.request('GET', '/api/v1/admin/profiling')).body.readiness_marks).toBe(true)
+    await page.goto(`${base}/#/settings`)
+    await page.reload()
+    await expect.poll(marks).toEqual(expect.arrayContaining(['svc:shell:ready', 'svc:settings:ready']))
+    await page.goto(`${base}/#/profiling`)
+    await page.getByLabel(/Readiness performance marks/).uncheck()
+    await expect.poll(async () => (await hub.request('GET', '/api/v1/admin/profiling')).body.readiness_marks).toBe(false)
+  })
+})

@@ -1,0 +1,175 @@
+import {LitElement, html, css} from 'lit'
+import {api, ApiError} from '../api.js'
+import {markReady, resetReadiness} from '../readiness.js'
+import {currentRoute, type Route} from '../router.js'
+import {shared} from '../styles.js'
+import './svc-sign-in.js'
+import './svc-settings.js'
+import './svc-maintenance.js'
+import './svc-profiling.js'
+import './svc-projects.js'
+import './svc-agents.js'
+import './svc-agent.js'
+import './svc-templates.js'
+import './svc-adoption.js'
+
+export interface AdminStatus {
+  principal: {kind: string; id: string}
+  credentialKind: string
+  systemAdmin: boolean
+  mode: string
+  maintenance: {enabled: boolean; break_glass: boolean}
+  permissions: string[]
+}
+
+interface Tab {
+  route: string
+  label: string
+  /** The permission that shows the tab and opens its route; null: any signed-in user. */
+  permission: string | null
+}
+
+/** Every tab, gated per item by the permissions of GET /api/v1/admin/status. */
+export const TABS: Tab[] = [
+  {route: 'projects', label: 'Projects', permission: null},
+  {route: 'agents', label: 'Agents', permission: null},
+  {route: 'settings', label: 'Settings', permission: 'admin.server_config.read'},
+  {route: 'maintenance', label: 'Maintenance', permission: 'admin.maintenance.read'},
+  {route: 'profiling', label: 'Profiling', permission: 'admin.profiling.read'},
+  {route: 'templates', label: 'Templates', permission: 'admin.templates.manage'},
+  {route: 'adoption', label: 'Delegation adoption', permission: 'admin.delegation_adoption'},
+]
+
+/**
+ * The app shell: signs in (or shows how), then the tabs the caller may use and the current view.
+ * A user with only some admin permissions sees those admin tabs only.
+ */
+export class SvcApp extends LitElement {
+  static properties = {status: {state: true}, route: {state: true}, failure: {state: true}, signedOut: {state: true}}
+  static styles = [
+    shared,
+    css`
+      header { display: flex; align-items: center; gap: 1rem; padding: .5rem 1rem; background: #16324f; color: #fff; }
+      header .who { margin-left: auto; font-size: 12px; }
+      nav ul { display: flex; gap: .25rem; list-style: none; margin: 0; padding: .4rem 1rem 0; border-bottom: 1px solid #c9d1da; }
+      nav a { display: block; padding: .35rem .8rem; text-decoration: none; color: #1d232a; border: 1px solid transparent; border-bottom: none; border-radius: 4px 4px 0 0; }
+      nav a[aria-current='page'] { border-color: #c9d1da; background: #fff; margin-bottom: -1px; font-weight: 600; }
+      main { padding: 1rem; max-width: 1100px; }
+      .banner { margin: 0; border-radius: 0; }
+    `,
+  ]
+  declare status: AdminStatus | null
+  declare route: Route
+  declare failure: string
+  declare signedOut: boolean
+
+  constructor() {
+    super()
+    this.status = null
+    this.route = currentRoute()
+    this.failure = ''
+    this.signedOut = false
+  }
+
+  private onHash = () => {
+    this.route = currentRoute()
+  }
+
+  override connectedCallback() {
+    super.connectedCallback()
+    addEventListener('hashchange', this.onHash)
+    this.addEventListener('svc-status-changed', () => void this.load())
+    void this.load()
+  }
+
+  override disconnectedCallback() {
+    removeEventListener('hashchange', this.onHash)
+    super.disconnectedCallback()
+  }
+
+  /** Reads who the browser is signed in as; on a workstation Hub signs in as the dev user first. */
+  async load(): Promise<void> {
+    try {
+      this.status = await api<AdminStatus>('GET', '/api/v1/admin/status')
+      this.signedOut = false
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        if (await this.devSignIn()) return this.load()
+        this.signedOut = true
+        return
+      }
+      this.failure = (err as Error).message
+      return
+    }
+    resetReadiness()
+    await this.updateComplete
+    void markReady('shell')
+  }
+
+  private async devSignIn(): Promise<boolean> {
+    try {
+      const offered = await api<{available: boolean}>('GET', '/api/v1/auth/dev-session')
+      if (!offered.available) return false
+      await api('POST', '/api/v1/auth/dev-session', {})
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  private allowed(tab: Tab) {
+    return tab.permission === null || !!this.status?.permissions.includes(tab.permission)
+  }
+
+  private view() {
+    const s = this.status!
+    const [first = '', second] = this.route.parts
+    const tabs = TABS.filter((t) => this.allowed(t))
+    const name = first || tabs[0]?.route || 'projects'
+    const tab = TABS.find((t) => t.route === name)
+    if (!tab) return html`<p class="notice error" role="alert">No such page: ${name}</p>`
+    if (!this.allowed(tab)) return html`<p class="notice error" role="alert">You do not have permission to open ${tab.label}.</p>`
+    const can = (p: string) => s.permissions.includes(p)
+    switch (name) {
+      case 'settings':
+        return html`<svc-settings .canWrite=${can('admin.server_config.write')}></svc-settings>`
+      case 'maintenance':
+        return html`<svc-maintenance .canWrite=${can('admin.maintenance.write')}></svc-maintenance>`
+      case 'profiling':
+        return html`<svc-profiling .canWrite=${can('admin.profiling.write')}></svc-profiling>`
+      case 'templates':
+        return html`<svc-templates></svc-templates>`
+      case 'adoption':
+        return html`<svc-adoption></svc-adoption>`
+      case 'agents':
+        return second ? html`<svc-agent .agentId=${second}></svc-agent>` : html`<svc-agents .projectId=${this.route.query.get('project') ?? ''}></svc-agents>`
+      default:
+        return html`<svc-projects></svc-projects>`
+    }
+  }
+
+  override render() {
+    if (this.signedOut) return html`<svc-sign-in></svc-sign-in>`
+    if (this.failure) return html`<main><p class="notice error" role="alert">${this.failure}</p></main>`
+    if (!this.status) return html`<main><p class="muted" role="status">Loading…</p></main>`
+    const s = this.status
+    const active = this.route.parts[0] || TABS.find((t) => this.allowed(t))?.route
+    return html`
+      <header>
+        <strong>svc Hub</strong>
+        <span class="muted" style="color:#c9d6e3">${s.mode}</span>
+        <span class="who" id="signed-in-as">Signed in as ${s.principal.id}${s.systemAdmin ? ' (system admin)' : ''}</span>
+      </header>
+      ${s.maintenance.enabled ? html`<p class="notice error banner" role="status" id="maintenance-banner">Maintenance mode is on: only system admins can change anything.</p>` : ''}
+      <nav aria-label="Hub sections">
+        <ul>
+          ${TABS.filter((t) => this.allowed(t)).map(
+            (t) => html`<li><a href="#/${t.route}" data-tab=${t.route} aria-current=${active === t.route ? 'page' : 'false'}>${t.label}</a></li>`,
+          )}
+        </ul>
+      </nav>
+      <main>${this.view()}</main>
+    `
+  }
+}
+customElements.define('svc-app', SvcApp)

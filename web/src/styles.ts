@@ -1,0 +1,24 @@
+import {css} from 'lit'
+
+/** Styles shared by the views (tables, forms, notices). */
+export const shared = css`
+  :host { display: block; font: 14px/1.45 system-ui, sans-serif; color: #1d232a; }
+  h2 { font-size: 1.25rem; margin: 0 0 .75rem; }
+  h3 { font-size: 1.05rem; margin: 0 0 .5rem; }
+  table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
+  th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #dde1e6; vertical-align: top; }
+  th { font-weight: 600; background: #f4f6f8; }
+  button { font: inherit; padding: .3rem .8rem; border: 1px solid #8a96a3; border-radius: 4px; background: #fff; cursor: pointer; }
+  button.primary { background: #1f5fbf; border-color: #1f5fbf; color: #fff; }
+  button:disabled { opacity: .5; cursor: default; }
+  button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible, a:focus-visible { outline: 2px solid #1f5fbf; outline-offset: 2px; }
+  input, select, textarea { font: inherit; padding: .25rem .4rem; border: 1px solid #8a96a3; border-radius: 4px; }
+  input[readonly], textarea[readonly] { background: #f4f6f8; color: #55606b; }
+  textarea { width: 100%; box-sizing: border-box; font-family: ui-monospace, monospace; font-size: 12px; }
+  .notice { padding: .5rem .75rem; border-radius: 4px; margin: .5rem 0; background: #eef4fc; border: 1px solid #b9cfee; }
+  .error { background: #fdeeee; border-color: #eab3b3; color: #8a1c1c; }
+  .ok { background: #edf8ef; border-color: #b4dcbc; color: #1c6a2b; }
+  .muted { color: #55606b; }
+  .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
+  code { font-family: ui-monospace, monospace; font-size: 12px; }
+`
