@@ -196,6 +196,20 @@ describeEachDialect('messages', (dialect) => {
     expect(await hub.store.messages.count()).toBe(before)
     const unsigned = await hub.request('POST', '/api/v1/broker/inbound', {body: {topic: `agent.${demo.id}`, sender, message: 'x'}})
     expect(unsigned.status).toBe(403)
+
+    // Another broker reaches only the agents it runs: none of these.
+    const reg = await hub.request('POST', '/api/v1/brokers/register', {body: {name: 'stranger-broker'}})
+    const joined = (await hub.request('POST', '/api/v1/brokers/join', {token: null, body: {joinToken: reg.body.joinToken}})).body
+    const asStranger = (path: string, body: unknown) => {
+      const payload = JSON.stringify(body)
+      return hub.app.inject({method: 'POST', url: path, headers: {'content-type': 'application/json', ...signRequest(joined.brokerId, joined.secret, 'POST', path, payload)}, payload})
+    }
+    expect((await asStranger('/api/v1/broker/inbound', {topic: `agent.${demo.id}`, sender, message: 'echo stranger'})).statusCode).toBe(404)
+    expect((await asStranger('/api/v1/broker/inbound/routed', {agentId: demo.id, sender, message: 'echo stranger'})).statusCode).toBe(404)
+    const none = await asStranger('/api/v1/broker/inbound', {topic: `project.${other}`, sender: {kind: 'agent', id: far.id}, message: 'echo stranger'})
+    expect(none.statusCode).toBe(202)
+    expect(none.json().messageIds).toEqual([])
+    expect(await hub.store.messages.count()).toBe(before)
   })
 
   it('a scheduled event fires once when due; a recurring schedule fires and advances; cancel stops it', async () => {

@@ -129,7 +129,8 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
 
     /**
      * Message-broker plugin ingress (broker-signed). Raw is refused before the topic is
-     * validated and before the sender is resolved.
+     * validated and before the sender is resolved. A broker reaches only the agents it runs
+     * (others are 404, as for every broker read); a project topic reaches its agents on it.
      */
     async inbound(ctx: CallContext, body: unknown, rawText: string | null, routed: boolean): Promise<{messageId: string; messageIds?: string[]}> {
       refuseRaw(body, rawText, routed ? INGRESS.brokerInboundRouted : INGRESS.brokerInbound)
@@ -140,7 +141,7 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
       let projectId: string
       if (routed) {
         const agent = typeof b.agentId === 'string' ? await store.agents.get(b.agentId) : null
-        if (!agent || agent.deletedAt) throw notFound('agent')
+        if (!agent || agent.deletedAt || agent.brokerId !== ctx.principal.id) throw notFound('agent')
         // A projectId, when the plugin gives one, must be the agent's: never deliver across projects.
         if (b.projectId !== undefined && (typeof b.projectId !== 'string' || (await projectIdOf(b.projectId)) !== agent.projectId)) throw notFound('agent')
         agents = [agent]
@@ -150,14 +151,14 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
         if (!topic) throw new AppError('invalid_topic', 'topic must be agent.<agentId> or project.<projectId>')
         if (topic[1] === 'agent') {
           const agent = await store.agents.get(topic[2])
-          if (!agent || agent.deletedAt) throw notFound('agent')
+          if (!agent || agent.deletedAt || agent.brokerId !== ctx.principal.id) throw notFound('agent')
           agents = [agent]
           projectId = agent.projectId
         } else {
           const pid = await projectIdOf(topic[2])
           if (!pid) throw notFound('project')
           projectId = pid
-          agents = (await store.agents.list({projectIds: [pid]})).filter((a) => a.phase === 'running' && a.messageMode === 'open')
+          agents = (await store.agents.list({projectIds: [pid], brokerId: ctx.principal.id})).filter((a) => a.phase === 'running' && a.messageMode === 'open')
         }
       }
       const s = b.sender as {kind?: unknown; id?: unknown} | undefined
