@@ -6,6 +6,9 @@ import {selectRuntime, type RuntimeSelectionSettings} from './broker/runtimes/se
 import {paths} from './config/paths.js'
 import type {Services} from './domain/services.js'
 
+/** Only what selects the runtime, so unrelated saves do not rebuild it. */
+const selectionOf = (s: RuntimeSelectionSettings): RuntimeSelectionSettings => ({active_profile: s.active_profile, runtimes: s.runtimes, profiles: s.profiles})
+
 export interface RunningBroker {
   broker: Broker
   localUrl: string | null
@@ -25,16 +28,43 @@ export async function startColocatedBroker(opts: {
   env: NodeJS.ProcessEnv
   logger: Logger
   createdBy: string
-  /** `active_profile`, `runtimes` and `profiles` from the Hub's settings. */
-  runtimeSettings: RuntimeSelectionSettings
+  /**
+   * `active_profile`, `runtimes` and `profiles` as the Hub resolves them now: `runtimes` and
+   * `profiles` are Layer-1 sections, so this is the database value over the bootstrap merge.
+   */
+  runtimeSettings: () => RuntimeSelectionSettings
+  /** Subscribes to settings changes (a save here or on a replica); returns an unsubscribe. */
+  onSettingsChange?: (fn: () => void) => () => void
 }): Promise<RunningBroker> {
   const {brokerId, secret} = await opts.services.brokers.colocatedIdentity(opts.createdBy)
   opts.services.setColocatedBroker(brokerId)
   const stateDir = join(paths(opts.env).home, 'broker')
   const logger = opts.logger.child({svc: 'broker', brokerId})
-  const selected = await selectRuntime(opts.runtimeSettings, {stateDir: join(stateDir, 'logs'), env: opts.env})
+  const runtimeOpts = {stateDir: join(stateDir, 'logs'), env: opts.env}
+  const selection = () => selectionOf(opts.runtimeSettings())
+  let applied = JSON.stringify(selection())
+  const selected = await selectRuntime(selection(), runtimeOpts)
   logger.info({runtime: selected.runtimeName, profile: selected.profileName}, 'co-located broker runtime')
   const broker = new Broker({hubUrl: opts.hubUrl, brokerId, secret, stateDir, runtime: selected.runtime, runtimeEnv: selected.env, logger})
+  // A save of `runtimes` or `profiles` reaches agents started afterwards; running ones stay put.
+  // Changes are applied one at a time, in order; an unusable selection keeps the current runtime.
+  let switching = Promise.resolve()
+  const follow = () => {
+    switching = switching.then(async () => {
+      const next = selection()
+      const text = JSON.stringify(next)
+      if (text === applied) return
+      applied = text
+      try {
+        const s = await selectRuntime(next, runtimeOpts)
+        broker.setRuntime(s.runtime, s.env)
+        logger.info({runtime: s.runtimeName, profile: s.profileName}, 'co-located broker runtime changed by a settings save')
+      } catch (err) {
+        logger.warn({err: (err as Error).message}, 'the saved runtime settings are not usable; the co-located broker keeps its current runtime')
+      }
+    })
+  }
+  const unsubscribe = opts.onSettingsChange?.(follow) ?? (() => {})
   const connected = new Promise<void>((resolve) => (broker.tunnel.onConnected = resolve))
   broker.start()
   let localUrl: string | null = null
@@ -51,6 +81,8 @@ export async function startColocatedBroker(opts: {
     broker,
     localUrl,
     stop: async () => {
+      unsubscribe()
+      await switching
       broker.stop()
       await api.close()
     },

@@ -213,7 +213,9 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
       env: hub.env,
       logger: hub.logger,
       createdBy: hub.config.devMode ? DEV_USER.id : 'system',
-      runtimeSettings: bootstrap.tree as never,
+      // `runtimes` and `profiles` are Layer-1: the database view (over bootstrap), followed on every save.
+      runtimeSettings: () => (hub.services.settings?.resolved() ?? bootstrap.tree) as never,
+      onSettingsChange: hub.services.settings && ((fn) => hub.services.settings!.onChange(fn)),
     })
     // The broker's tunnel being open is not enough: the Hub dispatches only to a broker whose
     // hello it has read. Wait for that (briefly) so the first create after start-up finds it.

@@ -4,7 +4,7 @@ import type {Logger} from 'pino'
 import {BROKER_CAPABILITIES, type HelloEvent} from '../api/tunnel-protocol.js'
 import {AgentRegistry} from './agent-registry.js'
 import {resolveHarness, type HarnessConfig} from './harness.js'
-import type {KeyInput, Runtime} from './runtime.js'
+import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import {TunnelClient, type StreamIo} from './tunnel-client.js'
 
 export const BROKER_VERSION = '1'
@@ -67,21 +67,46 @@ export class Broker {
   readonly registry: AgentRegistry
   readonly tunnel: TunnelClient
   private watcher: NodeJS.Timeout | null = null
+  /** The runtime (and its environment) new agents start on; `setRuntime` replaces it. */
+  private current: {runtime: Runtime; env: Record<string, string> | undefined}
+  /** Every runtime this broker has used, by type: agents keep the runtime they started on. */
+  private readonly byType = new Map<string, Runtime>()
 
   constructor(readonly opts: BrokerOptions) {
     mkdirSync(opts.stateDir, {recursive: true, mode: 0o700})
+    this.current = {runtime: opts.runtime, env: opts.runtimeEnv}
+    this.byType.set(opts.runtime.type, opts.runtime)
     this.registry = new AgentRegistry(opts.stateDir)
     this.tunnel = new TunnelClient(
       opts.hubUrl,
       opts.brokerId,
       opts.secret,
       {
-        hello: (): HelloEvent => ({version: BROKER_VERSION, capabilities: [...BROKER_CAPABILITIES], runtimes: [opts.runtime.type], agents: this.registry.all().map((a) => a.agentId)}),
+        hello: (): HelloEvent => ({version: BROKER_VERSION, capabilities: [...BROKER_CAPABILITIES], runtimes: [this.current.runtime.type], agents: this.registry.all().map((a) => a.agentId)}),
         request: (method, params) => this.request(method, params as Record<string, unknown>),
         openStream: (_sid, method, params, io) => this.openStream(method, params as Record<string, unknown>, io),
       },
       opts.logger,
     )
+  }
+
+  /** The runtime new agents start on. */
+  get runtime(): Runtime {
+    return this.current.runtime
+  }
+
+  /**
+   * Switches the runtime for agents started from now on (settings `runtimes` / `profiles` saved).
+   * Running agents stay where they are, reached through the runtime of their handle's type.
+   */
+  setRuntime(runtime: Runtime, env?: Record<string, string>) {
+    this.current = {runtime, env}
+    this.byType.set(runtime.type, runtime)
+  }
+
+  /** The runtime an agent's handle belongs to (the current one for an unknown type). */
+  private runtimeOf(handle: RuntimeHandle): Runtime {
+    return this.byType.get(handle.runtime) ?? this.current.runtime
   }
 
   get connected(): boolean {
@@ -103,13 +128,13 @@ export class Broker {
   private async watch() {
     const alive: string[] = []
     for (const a of this.registry.all()) {
-      if (await this.opts.runtime.isRunning(a.handle).catch(() => true)) {
+      if (await this.runtimeOf(a.handle).isRunning(a.handle).catch(() => true)) {
         alive.push(a.agentId)
         continue
       }
       const log = await this.collectLog(a.agentId)
       // The runtime keeps a dead pane (and its log) until stopped: remove both once read.
-      await this.opts.runtime.stop(a.handle).catch((err) => this.opts.logger.warn({agentId: a.agentId, err: (err as Error).message}, 'removing an ended session failed'))
+      await this.runtimeOf(a.handle).stop(a.handle).catch((err) => this.opts.logger.warn({agentId: a.agentId, err: (err as Error).message}, 'removing an ended session failed'))
       this.registry.delete(a.agentId)
       this.tunnel.event('agent_status', {agentId: a.agentId, phase: 'stopped', detail: 'the harness process ended', log})
     }
@@ -128,7 +153,7 @@ export class Broker {
     const chunks: Buffer[] = []
     let size = 0
     try {
-      for await (const c of this.opts.runtime.logs(a.handle, {follow: false})) {
+      for await (const c of this.runtimeOf(a.handle).logs(a.handle, {follow: false})) {
         chunks.push(c)
         size += c.length
         while (size > MAX_LOG_BYTES && chunks.length > 1) size -= chunks.shift()!.length
@@ -141,23 +166,24 @@ export class Broker {
 
   private async startAgent(p: StartParams) {
     const existing = this.registry.get(p.agentId)
-    if (existing) await this.opts.runtime.stop(existing.handle)
+    if (existing) await this.runtimeOf(existing.handle).stop(existing.handle)
     const resolved = resolveHarness(p.harnessConfig, {configs: p.harness ? {[p.harnessConfig]: p.harness} : undefined, task: p.task ?? undefined})
     const workdir = join(this.opts.stateDir, 'workspaces', p.agentId)
     mkdirSync(workdir, {recursive: true})
     writeTemplateFiles(workdir, p.templateFiles ?? [])
-    const handle = await this.opts.runtime.start({
+    const {runtime, env: runtimeEnv} = this.current
+    const handle = await runtime.start({
       agentId: p.agentId,
       name: p.name,
       projectId: p.projectId,
       command: resolved.command,
-      env: {...this.opts.runtimeEnv, ...resolved.env, ...p.env, SVC_HUB_ENDPOINT: this.opts.hubUrl},
+      env: {...runtimeEnv, ...resolved.env, ...p.env, SVC_HUB_ENDPOINT: this.opts.hubUrl},
       image: resolved.image,
       workdir,
       resources: resolved.resources,
     })
     this.registry.put({agentId: p.agentId, name: p.name, projectId: p.projectId, handle, startedAt: new Date().toISOString()})
-    if (p.task && !resolved.taskInCommand) await this.opts.runtime.paste(handle, p.task).catch(() => {})
+    if (p.task && !resolved.taskInCommand) await runtime.paste(handle, p.task).catch(() => {})
     this.opts.logger.info({agentId: p.agentId, runtime: handle.runtime, ref: handle.ref}, 'agent started')
     return {runtime: handle.runtime, ref: handle.ref}
   }
@@ -171,7 +197,7 @@ export class Broker {
         const a = typeof params.agentId === 'string' ? this.registry.get(params.agentId) : undefined
         if (!a) return {}
         const log = await this.collectLog(a.agentId)
-        await this.opts.runtime.stop(a.handle)
+        await this.runtimeOf(a.handle).stop(a.handle)
         this.registry.delete(a.agentId)
         this.opts.logger.info({agentId: a.agentId}, 'agent stopped')
         return {log}
@@ -181,19 +207,19 @@ export class Broker {
         return {log: (await this.collectLog(params.agentId as string)) ?? ''}
       case 'agent.keys': {
         const a = this.agent(params.agentId)
-        if (!(await this.opts.runtime.terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
-        await this.opts.runtime.sendKeys(a.handle, params.input as KeyInput)
+        if (!(await this.runtimeOf(a.handle).terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
+        await this.runtimeOf(a.handle).sendKeys(a.handle, params.input as KeyInput)
         return {delivered: true}
       }
       case 'agent.message': {
         const a = this.agent(params.agentId)
-        if (!(await this.opts.runtime.terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
-        if (params.interruptKey) await this.opts.runtime.sendKeys(a.handle, {key: String(params.interruptKey)})
+        if (!(await this.runtimeOf(a.handle).terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
+        if (params.interruptKey) await this.runtimeOf(a.handle).sendKeys(a.handle, {key: String(params.interruptKey)})
         if (params.plain === true) {
           // Typed as keystrokes, for programs that do not understand bracketed paste.
-          await this.opts.runtime.sendKeys(a.handle, {literal: String(params.text ?? '')})
-          if (params.noEnter !== true) await this.opts.runtime.sendKeys(a.handle, {key: 'Enter'})
-        } else await this.opts.runtime.paste(a.handle, String(params.text ?? ''), {noEnter: params.noEnter === true})
+          await this.runtimeOf(a.handle).sendKeys(a.handle, {literal: String(params.text ?? '')})
+          if (params.noEnter !== true) await this.runtimeOf(a.handle).sendKeys(a.handle, {key: 'Enter'})
+        } else await this.runtimeOf(a.handle).paste(a.handle, String(params.text ?? ''), {noEnter: params.noEnter === true})
         return {delivered: true}
       }
       default:
@@ -208,7 +234,7 @@ export class Broker {
       io.onClose(() => ac.abort())
       void (async () => {
         try {
-          for await (const chunk of this.opts.runtime.logs(a.handle, {follow: true, signal: ac.signal})) io.send(chunk)
+          for await (const chunk of this.runtimeOf(a.handle).logs(a.handle, {follow: true, signal: ac.signal})) io.send(chunk)
           io.close()
         } catch (err) {
           if (!ac.signal.aborted) io.close({code: 'broker_error', message: (err as Error).message})
@@ -219,7 +245,7 @@ export class Broker {
     if (method === 'agent.attach') {
       const cols = Number(params.cols) || 80
       const rows = Number(params.rows) || 24
-      const term = await this.opts.runtime.attach(a.handle, {cols, rows})
+      const term = await this.runtimeOf(a.handle).attach(a.handle, {cols, rows})
       term.onData((d) => io.send(d))
       term.onClose(() => io.close())
       io.onData((d) => void term.write(d).catch(() => {}))
