@@ -146,6 +146,14 @@ describeEachDialect('settings: admin routes', (dialect) => {
     expect((await hub.request('PUT', '/api/v1/admin/profiling', {token: user.token, body: {readiness_marks: true}})).status).toBe(403)
   })
 
+  it('profiling.readiness_marks is database only: a settings-file key neither seeds nor applies', async () => {
+    const hub = await start({files: {'.svc/settings.yaml': 'schema_version: "1"\nprofiling:\n  readiness_marks: true\n'}})
+    expect((await hub.request('GET', '/api/v1/profiling')).body).toEqual({readinessMarks: false})
+    expect((await hub.request('GET', '/api/v1/admin/profiling')).body).toEqual({readiness_marks: false, revision: 0})
+    expect(await hub.store.settingsSections.get('profiling')).toBeNull()
+    expect((await hub.request('GET', '/api/v1/admin/server-config')).body.sections.profiling).toMatchObject({origin: 'bootstrap', source: 'defaults', revision: 0})
+  })
+
   it('loopback system routes write the profiles, runtimes and image_registry sections; other addresses are refused', async () => {
     const hub = await start()
     const remote = await hub.app.inject({method: 'PUT', url: '/api/v1/system/registry', remoteAddress: '10.1.2.3', headers: {authorization: `Bearer ${hub.devToken}`}, payload: {image_registry: 'r.example'}})

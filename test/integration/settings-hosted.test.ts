@@ -66,7 +66,10 @@ describeEachDialect('settings: hosted server-config', (dialect) => {
   it('layer0_rejected for a changed Layer-0 field, even an explicit false, empty string or 0; unchanged ones are ignored', async () => {
     const {hub, token} = await start()
     const got = (await hub.request('GET', '/api/v1/admin/server-config', {token})).body
-    for (const body of [{server: {database: {driver: 'postgres', url: 'postgres://x/y'}}}, {server: {storage: {force_path_style: false}}}, {server: {hub: {port: 1234}}}, {server: {storage: {bucket: 'b'}}}, {server: {log_level: 'debug'}}]) {
+    // Explicit false, empty string and 0 count as changes when GET shows something else.
+    expect(got.server.database.driver).not.toBe('')
+    expect(got.server.broker.port).not.toBe(0)
+    for (const body of [{server: {database: {driver: 'postgres', url: 'postgres://x/y'}}}, {server: {storage: {force_path_style: false}}}, {server: {hub: {port: 1234}}}, {server: {storage: {bucket: 'b'}}}, {server: {log_level: 'debug'}}, {server: {database: {driver: ''}}}, {server: {broker: {port: 0}}}]) {
       const r = await hub.request('PUT', '/api/v1/admin/server-config', {token, body})
       expect(r.status, JSON.stringify(body)).toBe(422)
       expect(r.body.error.code).toBe('layer0_rejected')
@@ -88,6 +91,8 @@ describeEachDialect('settings: hosted server-config', (dialect) => {
       [{workspace_path: '/w'}, 'unpersisted_keys_rejected'],
       [{auto_inject_gcloud_adc: false}, 'unpersisted_keys_rejected'],
       [{default_agent_role: 'baseline'}, 'unpersisted_keys_rejected'],
+      [{default_max_agent_role: 'readonly'}, 'unpersisted_keys_rejected'],
+      [{default_harness_auth: 'api-key'}, 'unpersisted_keys_rejected'],
       [{no_such_key: 1}, 'unclassified_keys_rejected'],
       [{server: {nope: true}}, 'unclassified_keys_rejected'],
     ] as const) {

@@ -102,6 +102,9 @@ describeEachDialect('settings: workstation server-config', (dialect) => {
     // The block exists now: a later edit inside it adds nothing.
     await put({server: {hub: {cors: {max_age: 5}}}})
     expect(file().match(/enabled:/g)).toHaveLength(1)
+    // The broker's block follows the same rule; an `enabled` sent with the block is written as sent.
+    await put({server: {broker: {cors: {allowed_origins: ['https://b.example']}}}})
+    expect(file()).toMatch(/broker:\n\s+cors:\n\s+enabled: true\n\s+allowed_origins:/)
   })
 
   it('rule 5: null on the broker block keeps broker_id and broker_token; changing them is hub_owned_keys_rejected', async () => {
@@ -125,6 +128,36 @@ describeEachDialect('settings: workstation server-config', (dialect) => {
     expect(r.body.error.details.keys).toEqual(['server.hub.port'])
     expect(file()).toBe(COMMENTED)
     expect(hub!.services.settings!.agentSettings().quotas.maxAgentsPerProject).toBe(7)
+  })
+
+  it('an empty body is 400 invalid_request and writes nothing', async () => {
+    await start()
+    for (const body of [{}, {revisions: {quotas: 1}}, {mode: 'workstation', sections: {}}]) {
+      const r = await put(body)
+      expect(r.status, JSON.stringify(body)).toBe(400)
+      expect(r.body.error.code).toBe('invalid_request')
+    }
+    expect(file()).toBe(COMMENTED)
+  })
+
+  it('read-only keys (Default Agent Role, Default Maximum Agent Role, Default Harness Auth) are unpersisted_keys_rejected here too, never written to the file', async () => {
+    await start()
+    for (const body of [{default_agent_role: 'baseline'}, {default_max_agent_role: 'readonly'}, {default_harness_auth: 'api-key'}]) {
+      const r = await put(body)
+      expect(r.status, JSON.stringify(body)).toBe(422)
+      expect(r.body.error.code).toBe('unpersisted_keys_rejected')
+    }
+    expect(file()).toBe(COMMENTED)
+    expect((await hub!.request('GET', '/api/v1/admin/server-config')).body.default_agent_role).toBe('full')
+  })
+
+  it('a key set by the environment is reported as ignored and not written', async () => {
+    await start(COMMENTED, {SVC_SERVER_LOGLEVEL: 'warn'})
+    const r = await put({server: {log_level: 'debug'}})
+    expect(r.status).toBe(200)
+    expect(r.body.ignored_keys).toEqual(['server.log_level'])
+    expect(r.body.file_keys).toEqual([])
+    expect(file()).toBe(COMMENTED)
   })
 
   it('an invalid server.mode on a workstation save is 400 invalid_request', async () => {
