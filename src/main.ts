@@ -16,6 +16,8 @@ import {artifactRoutes} from './server/routes/artifacts.js'
 import {openStore, type Store} from './store/store.js'
 import {createSettingsService} from './domain/settings/settings-service.js'
 import {adminSettingsRoutes} from './server/routes/admin-settings.js'
+import {delegationAdoptionRoutes} from './server/routes/delegation-adoption.js'
+import {createAdoptionService} from './domain/delegation/adoption-service.js'
 import {webRoutes} from './server/routes/web.js'
 import {createSecretsService, loadSecretsKey} from './domain/secrets/secrets-service.js'
 import {secretRoutes} from './server/routes/secrets.js'
@@ -134,6 +136,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     settings.onChange(followSettings)
     const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings})
     services.routePlugins.push(adminSettingsRoutes(settings))
+    services.routePlugins.push(delegationAdoptionRoutes(createAdoptionService(deps)))
     // Secret values are encrypted with SVC_SECRETS_KEY or ~/.svc/secrets.key (read on first use).
     let secretsKey: Buffer | null = null
     const secrets = createSecretsService(deps, {

@@ -60,6 +60,13 @@ export const ERROR_CODES = {
   not_system_admin: {status: 403, description: 'The route needs a Hub system admin.'},
   credential_kind_not_allowed: {status: 403, description: 'The route needs an interactive session (`svc auth login` or the web) or the dev credential; user access tokens, agent and broker credentials are refused.'},
   not_loopback: {status: 403, description: 'The route answers only requests from the Hub\'s own host (loopback).'},
+
+  // Delegation adoption admin API
+  stale_authorization_preview: {status: 409, description: 'Adoption commit: the plan recomputed in the commit\'s transaction differs from the previewed one (`details.planFingerprint` is the current one); nothing was written. Preview again.'},
+  mutation_permission_lost: {status: 403, description: 'Adoption commit: the caller is no longer an active Hub system admin (re-checked inside the commit); nothing was written.'},
+  empty_plan: {status: 422, description: 'Adoption commit: the plan writes nothing (no adoptable hop in scope, or no record to revert).'},
+  plan_too_large: {status: 422, description: 'Adoption commit: the plan writes more than 500 hops (`details.hops`); narrow the scope by project or agents.'},
+  unrevertable_record: {status: 422, description: 'Adoption revert: a record cannot be reverted (unknown, not adopted, already reverted, its adopted edge no longer active, its original row gone, or `covered_original_differs`); `details` names the records and reasons. Nothing was written.'},
   yaml_alias_on_edited_path: {status: 422, description: 'A settings save would edit a key whose path in the settings file uses a YAML anchor, alias or merge key; nothing was written (edit the file by hand).'},
 
   // Messages and keys

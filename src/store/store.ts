@@ -52,6 +52,13 @@ const locksRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   async broker(id: string): Promise<void> {
     if (driver === 'postgres') await db.selectFrom('brokers').select('id').where('id', '=', id).forUpdate().execute()
   },
+  /**
+   * Serialises delegation adoption commits (the plan is recomputed and written under it) across
+   * replicas: a transaction-scoped advisory lock, per schema, released at commit or rollback.
+   */
+  async delegationAdoption(): Promise<void> {
+    if (driver === 'postgres') await sql`select pg_advisory_xact_lock(${0x5356_4302}, hashtext(current_schema()))`.execute(db)
+  },
 })
 
 export type Repos = ReturnType<typeof repos>

@@ -29,6 +29,8 @@ export type NewAdoption = Omit<AdoptionRecord, 'updatedAt'>
 export interface AdoptionPatch {
   status?: string
   reason?: string | null
+  /** An admin commit that adopts a start-up record's hop makes it an `admin_commit` record. */
+  origin?: string
   adoptedEdgeId?: string | null
   actorKind?: string | null
   actorId?: string | null
@@ -149,6 +151,7 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>) => {
           updated_at: now,
           ...(patch.status !== undefined && {status: patch.status}),
           ...(patch.reason !== undefined && {reason: patch.reason}),
+          ...(patch.origin !== undefined && {origin: patch.origin}),
           ...(patch.adoptedEdgeId !== undefined && {adopted_edge_id: patch.adoptedEdgeId}),
           ...(patch.actorKind !== undefined && {actor_kind: patch.actorKind}),
           ...(patch.actorId !== undefined && {actor_id: patch.actorId}),

@@ -1,0 +1,168 @@
+import {afterAll, beforeAll, expect, it} from 'vitest'
+import {iso} from '../../src/domain/shared/clock.js'
+import {newId} from '../../src/domain/shared/secrets.js'
+import type {AdoptionRecord} from '../../src/store/repositories/delegation-adoptions.js'
+import {ADOPTION, legacyAgents, newProject, previewFor} from '../helpers/adoption.js'
+import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
+import {createUser, type TestUser} from '../helpers/users.js'
+
+/**
+ * Admin reverts (SPEC "Adoption record and hop": adopted -> reverted): the adopted edge is
+ * deactivated with cause `adoption_reverted` and the original unrecorded row comes back; an edge
+ * is reverted once and every record naming it is reverted with it (`coveredRecordIds`); a
+ * covered record naming another original refuses the hop unless confirmed; adopting again
+ * needs a new preview and commit.
+ */
+describeEachDialect('delegation adoption admin: reverts', (dialect) => {
+  let hub: TestHub
+  let admin: TestUser
+
+  beforeAll(async () => {
+    hub = await startTestHub(dialect)
+    admin = await createUser(hub, {systemAdmin: true})
+  })
+  afterAll(() => hub?.dispose())
+
+  const post = (what: 'previews' | 'commits', body: unknown) => hub.request('POST', `${ADOPTION}/${what}`, {body, token: admin.token})
+
+  /** One legacy agent adopted through an admin commit; returns its record and edges. */
+  async function adoptedAgent(name: string) {
+    const projectId = await newProject(hub, name)
+    const [agentId] = await legacyAgents(hub, [{projectId, by: admin.user.id}])
+    const {commitBody} = await previewFor(hub, {operation: 'adopt', scope: {projectId}}, admin.token)
+    const c = await post('commits', commitBody)
+    expect(c.status, JSON.stringify(c.body)).toBe(200)
+    const record = (await hub.store.delegationAdoptions.get(c.body.recordIds[0]))!
+    return {projectId, agentId, record}
+  }
+
+  /** A second record naming the same adopted edge, as a start-up cohort record would. */
+  async function coveringRecord(r: AdoptionRecord, originalEdgeId = r.originalEdgeId): Promise<string> {
+    const id = newId()
+    await hub.store.delegationAdoptions.insertMany([{...r, id, origin: 'startup_migration', originalEdgeId, actorKind: 'system', actorId: 'startup_migration', createdAt: iso(new Date())}])
+    return id
+  }
+
+  it('a revert restores the original row, reverts the covered records with it, and writes audit records', async () => {
+    const {agentId, record} = await adoptedAgent('revert')
+    const covered = await coveringRecord(record)
+    const body = {operation: 'revert', recordIds: [record.id]}
+    const {preview, commitBody} = await previewFor(hub, body, admin.token)
+    expect(preview).toMatchObject({operation: 'revert', coveredRecordIds: [covered], counts: {revert: 1}})
+    expect(preview.hops).toEqual([
+      expect.objectContaining({edgeId: record.adoptedEdgeId, originalEdgeId: record.originalEdgeId, agentId, outcome: 'revert', reason: null, recordId: record.id, afterCeiling: null, coveredRecordIds: [covered]}),
+    ])
+    expect(preview.hops[0].beforeCeiling.length).toBeGreaterThan(0)
+    // The preview wrote nothing.
+    expect((await hub.store.delegationEdges.get(record.adoptedEdgeId!))!.active).toBe(true)
+
+    const c = await post('commits', commitBody)
+    expect(c.status, JSON.stringify(c.body)).toBe(200)
+    expect(c.body).toMatchObject({planId: preview.planId, hops: 1, coveredRecords: 1})
+    expect([...c.body.recordIds].sort()).toEqual([record.id, covered].sort())
+
+    expect(await hub.store.delegationEdges.get(record.adoptedEdgeId!)).toMatchObject({active: false, deactivationCause: 'adoption_reverted'})
+    const original = (await hub.store.delegationEdges.get(record.originalEdgeId!))!
+    expect(original).toMatchObject({active: true, deactivationCause: null, provenanceVersion: 0})
+    expect((await hub.store.delegationEdges.activeFor(agentId)).map((e) => e.id)).toEqual([original.id])
+    for (const id of [record.id, covered]) {
+      const r = (await hub.store.delegationAdoptions.get(id))!
+      expect(r).toMatchObject({status: 'reverted', revertedByKind: 'user', revertedById: admin.user.id, revertedAt: expect.any(String)})
+      expect(r.revertSummary).toMatchObject({edgeId: original.id, provenanceVersion: 0, active: true})
+    }
+    // Actor and after summary of the adoption are kept.
+    expect(await hub.store.delegationAdoptions.get(record.id)).toMatchObject({actorKind: 'user', actorId: admin.user.id, afterSummary: record.afterSummary})
+    expect(await hub.store.delegationAdoptions.get(covered)).toMatchObject({actorKind: 'system', actorId: 'startup_migration'})
+
+    const audits = (await hub.store.audit.list('delegation_provenance_adoption_revert', 5000)).filter((a) => a.details.planId === preview.planId)
+    expect(audits).toHaveLength(1)
+    expect(audits[0].details).toMatchObject({beforeSummary: {edgeId: record.adoptedEdgeId, provenanceVersion: 1}, afterSummary: {edgeId: original.id, provenanceVersion: 0}})
+    const [summary] = (await hub.store.audit.list('delegation_provenance_adoption_commit', 5000)).filter((a) => a.details.planId === preview.planId)
+    expect(summary.details).toMatchObject({operation: 'revert', hops: 1, covered_records: 1})
+
+    // An edge is reverted once: the same records again are refused, and a commit is 422.
+    const again = await previewFor(hub, body, admin.token)
+    expect(again.preview.hops[0]).toMatchObject({outcome: 'refused', reason: 'not_adopted'})
+    const r = await post('commits', again.commitBody)
+    expect(r.status).toBe(422)
+    expect(r.body.error.code).toBe('unrevertable_record')
+    expect(r.body.error.details.records).toEqual([{recordId: record.id, reason: 'not_adopted'}])
+  })
+
+  it('adopting again after a revert takes a new preview and commit, and writes a new record', async () => {
+    const {projectId, agentId, record} = await adoptedAgent('readopt')
+    const rev = await previewFor(hub, {operation: 'revert', recordIds: [record.id]}, admin.token)
+    expect((await post('commits', rev.commitBody)).status).toBe(200)
+
+    // The reactivated original is unrecorded again: the planner shows it as adoptable.
+    const {preview, commitBody} = await previewFor(hub, {operation: 'adopt', scope: {projectId}}, admin.token)
+    expect(preview.hops).toEqual([expect.objectContaining({agentId, edgeId: record.originalEdgeId, outcome: 'adopt'})])
+    const c = await post('commits', commitBody)
+    expect(c.status).toBe(200)
+    expect(c.body.recordIds).not.toContain(record.id)
+    const fresh = (await hub.store.delegationAdoptions.get(c.body.recordIds[0]))!
+    expect(fresh).toMatchObject({status: 'adopted', origin: 'admin_commit', originalEdgeId: record.originalEdgeId})
+    expect(fresh.adoptedEdgeId).not.toBe(record.adoptedEdgeId)
+    expect((await hub.store.delegationAdoptions.get(record.id))!.status).toBe('reverted')
+    expect((await hub.store.delegationEdges.activeFor(agentId)).map((e) => e.id)).toEqual([fresh.adoptedEdgeId])
+  })
+
+  it('a covered record naming another original refuses the hop (covered_original_differs) unless confirmed', async () => {
+    const {agentId, record} = await adoptedAgent('differs')
+    // An older clean unrecorded row of the same agent, named by a second record.
+    const now = iso(new Date())
+    const [orig] = await hub.store.delegationEdges.forAgent(agentId)
+    const older = await hub.store.delegationEdges.insert({...orig, id: newId(), provenanceVersion: 0, sourceCredentialKind: null, ceiling: null, ceilingPolicy: null, ceilingProjectId: null, initiator: null, active: false, createdAt: now})
+    const covered = await coveringRecord(record, older.id)
+
+    const body = {operation: 'revert', recordIds: [record.id]}
+    const refused = await previewFor(hub, body, admin.token)
+    expect(refused.preview.hops[0]).toMatchObject({outcome: 'refused', reason: 'covered_original_differs'})
+    expect(refused.preview.coveredRecordIds).toEqual([])
+    const r = await post('commits', refused.commitBody)
+    expect(r.status).toBe(422)
+    expect(r.body.error.code).toBe('unrevertable_record')
+    expect(r.body.error.details.records).toEqual([{recordId: record.id, reason: 'covered_original_differs'}])
+    expect((await hub.store.delegationEdges.get(record.adoptedEdgeId!))!.active).toBe(true)
+
+    // A confirmation naming an edge no record names settles nothing.
+    const wrong = await previewFor(hub, {...body, confirmOriginalEdgeIds: {[record.id]: newId()}}, admin.token)
+    expect(wrong.preview.hops[0].reason).toBe('covered_original_differs')
+
+    const confirmed = await previewFor(hub, {...body, confirmOriginalEdgeIds: {[covered]: older.id}}, admin.token)
+    expect(confirmed.preview.hops[0]).toMatchObject({outcome: 'revert', originalEdgeId: older.id, coveredRecordIds: [covered]})
+    const c = await post('commits', confirmed.commitBody)
+    expect(c.status, JSON.stringify(c.body)).toBe(200)
+    expect((await hub.store.delegationEdges.activeFor(agentId)).map((e) => e.id)).toEqual([older.id])
+    expect((await hub.store.delegationEdges.get(record.originalEdgeId!))!.active).toBe(false)
+  })
+
+  it('unknown records are 422 unrevertable_record; a revert whose adopted edge moved on is refused', async () => {
+    const unknown = await post('previews', {operation: 'revert', recordIds: ['no-such-record']})
+    expect(unknown.status).toBe(422)
+    expect(unknown.body.error).toMatchObject({code: 'unrevertable_record', details: {recordIds: ['no-such-record'], reason: 'record_not_found'}})
+    const bad = await post('previews', {operation: 'revert', recordIds: []})
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.code).toBe('validation_error')
+
+    const {record} = await adoptedAgent('moved')
+    await hub.store.delegationEdges.deactivate(record.adoptedEdgeId!, null, iso(new Date()))
+    const p = await previewFor(hub, {operation: 'revert', recordIds: [record.id]}, admin.token)
+    expect(p.preview.hops[0]).toMatchObject({outcome: 'refused', reason: 'adopted_edge_inactive'})
+    const r = await post('commits', p.commitBody)
+    expect(r.status).toBe(422)
+    expect(r.body.error.code).toBe('unrevertable_record')
+  })
+
+  it('a revert whose state changed after the preview is 409 stale_authorization_preview', async () => {
+    const {record} = await adoptedAgent('revert-stale')
+    const covered = await coveringRecord(record)
+    const {commitBody} = await previewFor(hub, {operation: 'revert', recordIds: [record.id]}, admin.token)
+    // The covered record is reverted on its own in between, which reverts the edge for both.
+    const solo = await previewFor(hub, {operation: 'revert', recordIds: [covered]}, admin.token)
+    expect((await post('commits', solo.commitBody)).status).toBe(200)
+    const r = await post('commits', commitBody)
+    expect(r.status).toBe(409)
+    expect(r.body.error.code).toBe('stale_authorization_preview')
+  })
+})
