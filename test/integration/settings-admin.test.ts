@@ -2,7 +2,7 @@ import pino from 'pino'
 import {afterEach, expect, it} from 'vitest'
 import {resolveBootstrap} from '../../src/config/bootstrap.js'
 import {createHub, type Hub} from '../../src/main.js'
-import {startFakeBrokerHub} from '../helpers/fake-broker-hub.js'
+import {joinFakeBroker, startFakeBrokerHub} from '../helpers/fake-broker-hub.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 import {createUser} from '../helpers/users.js'
 
@@ -184,14 +184,20 @@ describeEachDialect('settings: admin routes', (dialect) => {
   it('agent defaults saved in the database reach the next create at once; clearing to null removes them', async () => {
     const hub = await startFakeBrokerHub(dialect, {files: {'.svc/settings.yaml': 'schema_version: "1"\ndefault_model: file-model\n'}})
     open.push(hub)
-    const save = await hub.request('PUT', '/api/v1/admin/server-config', {body: {default_model: 'db-model', default_timezone: 'Asia/Tokyo', default_max_turns: 12, default_thinking_level: 'high', default_runtime_broker: hub.fake.brokerId}})
+    // A second broker, not the co-located one: the saved default_runtime_broker must pick it.
+    const other = await joinFakeBroker(hub, 'hub-default')
+    open.unshift({close: () => other.close()})
+    const save = await hub.request('PUT', '/api/v1/admin/server-config', {body: {default_model: 'db-model', default_timezone: 'Asia/Tokyo', default_max_turns: 12, default_thinking_level: 'high', default_runtime_broker: other.brokerId}})
     expect(save.status).toBe(200)
     const a = (await hub.request('POST', '/api/v1/agents', {body: {name: 'd1', projectId: 'default'}})).body.agent
     expect(a.appliedSettings.defaultModel).toEqual({value: 'db-model', from: 'hub'})
     expect(a.appliedSettings.defaultTimezone).toEqual({value: 'Asia/Tokyo', from: 'hub'})
     expect(a.appliedSettings.defaultMaxTurns).toEqual({value: 12, from: 'hub'})
     expect(a.appliedSettings.defaultAgentRole).toMatchObject({value: 'full'})
-    expect(hub.services.settings!.agentSettings().defaultRuntimeBroker).toBe(hub.fake.brokerId)
+    expect(a.brokerId).toBe(other.brokerId)
+    // The saved timezone reaches the agent as TZ.
+    const start = other.requests('agent.start').find((m) => (m.params as {agentId: string}).agentId === a.id)!
+    expect((start.params as {env: Record<string, string>}).env.TZ).toBe('Asia/Tokyo')
     await hub.request('PUT', '/api/v1/admin/server-config', {body: {default_max_turns: null}})
     const b = (await hub.request('POST', '/api/v1/agents', {body: {name: 'd2', projectId: 'default'}})).body.agent
     expect(b.appliedSettings.defaultMaxTurns?.from).not.toBe('hub')

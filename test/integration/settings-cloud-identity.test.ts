@@ -4,9 +4,9 @@ import {resolveBootstrap} from '../../src/config/bootstrap.js'
 import {systemClock} from '../../src/domain/shared/clock.js'
 import {createSettingsService} from '../../src/domain/settings/settings-service.js'
 import type {CloudIdentityPolicy} from '../../src/domain/settings/cloud-identity.js'
-import {startFakeBrokerHub, type FakeBrokerHub} from '../helpers/fake-broker-hub.js'
+import {joinFakeBroker, startFakeBrokerHub, type FakeBrokerHub} from '../helpers/fake-broker-hub.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
-import {FakeBroker, waitFor} from '../helpers/live-hub.js'
+import {waitFor} from '../helpers/live-hub.js'
 
 const ctx = {principal: {kind: 'user', id: 'admin', systemAdmin: true}, credentialKind: 'dev', requestId: 't'} as never
 
@@ -29,13 +29,8 @@ describeEachDialect('settings: default cloud identity', (dialect) => {
   }
   /** A second broker, joined and connected, that is not the Hub's co-located one. */
   const otherBroker = async (hub: FakeBrokerHub, runtimes?: string[]) => {
-    const r = await hub.request('POST', '/api/v1/brokers/register', {body: {name: `other-${open.length}`}})
-    const j = await hub.request('POST', '/api/v1/brokers/join', {body: {joinToken: r.body.joinToken}, token: null})
-    const fake = new FakeBroker(hub.url, j.body.brokerId, j.body.secret)
-    fake.answer = (method, params) => (method === 'agent.start' ? {runtime: 'local', ref: `svc-${params.agentId}`} : {})
-    await fake.connect()
+    const fake = await joinFakeBroker(hub, `other-${open.length}`)
     open.push(() => fake.close())
-    await waitFor(() => hub.tunnels.isConnected(fake.brokerId), 5000, 'second broker connected')
     if (runtimes) {
       // A later hello with other runtimes, as a broker that switched runtime sends on reconnect.
       fake.send({t: 'evt', event: 'hello', data: {version: '1', capabilities: ['agents'], runtimes, agents: []}})
