@@ -130,10 +130,14 @@ describeEachDialect('settings: hosted server-config', (dialect) => {
     // Assign needs a verified hub-scoped service account (test/integration/settings-cloud-identity.test.ts).
     expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_cloud_identity_mode: 'Assign'}})).body.error.code).toBe('invalid_cloud_identity_mode')
     // Agent defaults clear to null.
-    expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_max_turns: 5}})).status).toBe(200)
-    expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_max_turns: null, default_max_duration: null}})).status).toBe(200)
+    expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_max_turns: 5, default_max_duration: '2h', default_max_model_calls: 9, default_resources: {cpu: '2'}}})).status).toBe(200)
+    expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_max_turns: null, default_max_duration: null, default_max_model_calls: null, default_resources: null}})).status).toBe(200)
     const got = (await hub.request('GET', '/api/v1/admin/server-config', {token})).body
-    expect(got.default_max_turns).toBeNull()
+    // Stored as null: the default constraint is gone.
+    for (const k of ['default_max_turns', 'default_max_duration', 'default_max_model_calls', 'default_resources']) expect(got[k], k).toBeNull()
+    const stored = (await hub.store.settingsSections.get('agent_defaults'))!.value
+    expect(stored).toMatchObject({default_max_turns: null, default_max_duration: null, default_max_model_calls: null, default_resources: null})
+    expect(hub.services.settings!.agentSettings().defaults.default_max_turns ?? null).toBeNull()
     expect(got.default_timezone).toBe('Europe/Paris')
     expect((await hub.request('PUT', '/api/v1/admin/server-config', {token, body: {default_max_turns: 0}})).body.error.code).toBe('validation_failed')
   })
