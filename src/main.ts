@@ -1,4 +1,5 @@
 import {runDelegationStartup} from './domain/delegation/startup.js'
+import type {StartupAdoptionHooks} from './domain/delegation/startup-adoption.js'
 import type {FastifyInstance} from 'fastify'
 import pino, {type Logger} from 'pino'
 import {createBlobStore, type BlobStore} from './blobs/index.js'
@@ -49,6 +50,8 @@ export interface HubOptions {
   logger?: Logger
   /** Schedules the settings poll backstop (default every 60 s); tests drive it by hand. */
   settingsPoll?: (tick: () => Promise<void>) => () => void
+  /** Failure injection into the start-up provenance adoption (tests): snapshot and hop writes. */
+  delegationStartup?: StartupAdoptionHooks
 }
 
 /** `server.auth.session_ttl` as milliseconds; a value that is not a duration stops start-up. */
@@ -115,7 +118,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
   const store = await openStore({driver: v['server.database.driver'] as 'sqlite' | 'postgres', url: String(v['server.database.url'])})
   try {
     const clock = opts.clock ?? systemClock
-    const {applied} = await store.migrate({afterSchema: () => runDelegationStartup(store, clock, logger)})
+    const {applied} = await store.migrate({afterSchema: () => runDelegationStartup(store, clock, logger, opts.delegationStartup)})
     if (applied.length) logger.info({applied}, 'database migrated')
     const deps: Deps = {store, clock, logger, config}
     const tunnels = new TunnelRegistry()

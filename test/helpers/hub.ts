@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import pino, {type Logger} from 'pino'
 import {describe} from 'vitest'
 import {resolveBootstrap, type StartFlags} from '../../src/config/bootstrap.js'
-import {createHub, type Hub} from '../../src/main.js'
+import {createHub, type Hub, type HubOptions} from '../../src/main.js'
 import type {Clock} from '../../src/domain/shared/clock.js'
 import {createPgSchema, pgAvailable} from './pg.js'
 
@@ -30,6 +30,8 @@ export interface TestHubOptions {
   files?: Record<string, string>
   /** The Hub's logger (default: silent, or SVC_TEST_LOG's level). */
   logger?: Logger
+  /** Start-up failure injection passed to createHub (delegation start-up tests). */
+  delegationStartup?: HubOptions['delegationStartup']
 }
 
 /**
@@ -53,7 +55,7 @@ export async function startTestHub(dialect: Dialect, opts: TestHubOptions = {}):
   }
   const bootstrap = resolveBootstrap({port: 0, ...opts.flags}, env)
   const logger = opts.logger ?? pino({level: process.env.SVC_TEST_LOG ?? 'silent'})
-  const hub = await createHub(bootstrap, {env, logger, clock: opts.clock})
+  const hub = await createHub(bootstrap, {env, logger, clock: opts.clock, delegationStartup: opts.delegationStartup})
   const request: TestHub['request'] = async (method, url, o = {}) => {
     const token = o.token === undefined ? hub.config.devToken : o.token
     const res = await hub.app.inject({

@@ -128,9 +128,14 @@ export const agentsRepo = (db: Kysely<Database>) => ({
     const rows = await q.orderBy('created_at').orderBy('id').execute()
     return rows.map(toAgent)
   },
-  /** Every agent (deleted too), only the columns the delegation planner reads; config stays raw text. */
-  async listPlannerFacts(): Promise<{id: string; projectId: string; createdByKind: string; createdById: string; role: string; config: string; deleted: boolean}[]> {
-    const rows = await db.selectFrom('agents').select(['id', 'project_id', 'created_by_kind', 'created_by_id', 'role', 'config', 'deleted_at']).orderBy('id').execute()
+  /**
+   * Every agent (deleted too), or those of `ids`, only the columns the delegation planner reads;
+   * config stays raw text. The start-up migration reads one chain at a time with `ids`.
+   */
+  async listPlannerFacts(ids?: string[]): Promise<{id: string; projectId: string; createdByKind: string; createdById: string; role: string; config: string; deleted: boolean}[]> {
+    let q = db.selectFrom('agents').select(['id', 'project_id', 'created_by_kind', 'created_by_id', 'role', 'config', 'deleted_at'])
+    if (ids) q = q.where('id', 'in', ids.length ? ids : [''])
+    const rows = await q.orderBy('id').execute()
     return rows.map((r) => ({id: r.id, projectId: r.project_id, createdByKind: r.created_by_kind, createdById: r.created_by_id, role: r.role, config: r.config, deleted: r.deleted_at !== null}))
   },
   async update(id: string, patch: AgentPatch, now: string): Promise<AgentRecord | null> {

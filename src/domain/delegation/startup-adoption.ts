@@ -1,0 +1,187 @@
+import type {Logger} from 'pino'
+import type {Store} from '../../store/store.js'
+import type {AdoptionRecord, NewAdoption} from '../../store/repositories/delegation-adoptions.js'
+import type {Clock} from '../shared/clock.js'
+import {iso} from '../shared/clock.js'
+import {newId} from '../shared/secrets.js'
+import {classifyEdge} from './edge-class.js'
+import {loadWorld, planAdoption, type PlannedHop, type World} from './planner.js'
+import {settleHop} from './startup-pass.js'
+import {ADOPTION_STATUS_ROUTE, COHORT_KEY, MARKER_KEY, RECORD_ORIGIN, RETRY_VERSION, type CohortHeader, type Marker} from './types.js'
+
+export interface StartupAdoptionHooks {
+  /** Runs inside the snapshot transaction before planning; a throw fails the snapshot (tests). */
+  beforeSnapshot?: () => void | Promise<void>
+  /** Runs inside a hop's transaction before its write; a throw fails that write (tests). */
+  beforeHopWrite?: (record: AdoptionRecord) => void | Promise<void>
+}
+
+export interface StartupAdoptionResult {
+  /** A cohort exists after this run (the status route's `snapshotTaken`). */
+  snapshotTaken: boolean
+  /** This run took the snapshot. */
+  tookSnapshot: boolean
+  /** Hops adopted by this run, in either pass. */
+  adopted: number
+  /** Records this run marked (or kept) `skipped_changed`. */
+  skipped: number
+  /** The record whose hop write failed; the run stopped there. */
+  failedRecordId: string | null
+  /** The retry pass ran to its end in this run. */
+  retried: boolean
+  markerWritten: boolean
+  /** Hops on live chains whose edge is still unrecorded (null when planning failed). */
+  unrecordedLiveHops: number | null
+}
+
+/** Retried by the retry pass; any other skip reason is final. */
+const RETRIED = new Set(['edge_changed', 'ancestor_not_adopted'])
+
+const key = (r: AdoptionRecord) => `${r.delegateAgentId ?? ''}\u0000${r.id}`
+/** Top-down: by depth, then as the planner orders hops (agent ID), so runs are repeatable. */
+const topDown = (a: AdoptionRecord, b: AdoptionRecord) => a.depth - b.depth || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)
+
+/** The cohort record of one examined hop: adoptable hops start `pending`, others take their outcome. */
+function cohortRecord(h: PlannedHop, now: string): NewAdoption {
+  return {
+    id: newId(),
+    status: h.outcome === 'adopt' ? 'pending' : h.outcome,
+    reason: h.outcome === 'excluded' ? h.reason : null,
+    origin: RECORD_ORIGIN.startup,
+    originalEdgeId: h.edgeId,
+    adoptedEdgeId: null,
+    beforeFingerprint: h.beforeFingerprint,
+    projectId: h.projectId,
+    delegateAgentId: h.agentId,
+    depth: h.depth,
+    actorKind: null,
+    actorId: null,
+    afterSummary: null,
+    revertedByKind: null,
+    revertedById: null,
+    revertedAt: null,
+    revertSummary: null,
+    createdAt: now,
+  }
+}
+
+/**
+ * Step 2: the cohort snapshot, in one transaction: one record per hop the planner examines over
+ * every live agent, and the cohort header. Re-checks the header inside, so it is taken once.
+ */
+async function takeSnapshot(store: Store, now: string, hooks: StartupAdoptionHooks): Promise<CohortHeader> {
+  return store.transaction(async (tx) => {
+    const existing = await tx.hubSettings.get<CohortHeader>(COHORT_KEY)
+    if (existing) return existing
+    await hooks.beforeSnapshot?.()
+    const records = planAdoption(await loadWorld(tx)).map((h) => cohortRecord(h, now))
+    await tx.delegationAdoptions.insertMany(records)
+    const header: CohortHeader = {takenAt: now, recordCount: records.length}
+    await tx.hubSettings.put(COHORT_KEY, header, now)
+    return header
+  })
+}
+
+const cohortRecords = async (store: Store, status: string) => (await store.delegationAdoptions.list({status})).filter((r) => r.origin === RECORD_ORIGIN.startup).sort(topDown)
+
+/**
+ * One pass over `records`, top-down, one transaction per hop; each hop re-reads and re-plans
+ * only its own chain (startup-pass.ts), so a parent adopted earlier in the pass is seen by its
+ * child. Stops at the first hop whose write throws and returns false; later records keep their
+ * status.
+ */
+async function pass(store: Store, records: AdoptionRecord[], clock: Clock, hooks: StartupAdoptionHooks, result: StartupAdoptionResult, logger: Logger): Promise<boolean> {
+  for (const rec of records) {
+    try {
+      const r = await store.transaction((tx) => settleHop(tx, rec, {now: iso(clock.now()), beforeHopWrite: hooks.beforeHopWrite}))
+      if (r.adopted) result.adopted++
+      else result.skipped++
+    } catch (err) {
+      result.failedRecordId = rec.id
+      logger.error({err: (err as Error).message, recordId: rec.id, agentId: rec.delegateAgentId}, 'delegation provenance adoption: a hop write failed; the run stops here and resumes at the next start')
+      return false
+    }
+  }
+  return true
+}
+
+/** Counts of the cohort's records by status, for the marker. */
+async function cohortCounts(store: Store): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {}
+  for (const r of await store.delegationAdoptions.list()) if (r.origin === RECORD_ORIGIN.startup) counts[r.status] = (counts[r.status] ?? 0) + 1
+  return counts
+}
+
+/** Hops on live chains whose edge is unrecorded (the agent's own row, or any of its duplicates). */
+function unrecordedHops(world: World): number {
+  let n = 0
+  for (const h of planAdoption(world)) {
+    const edges = world.activeEdges.get(h.agentId) ?? []
+    if (edges.some((e) => (h.edgeId === null || e.id === h.edgeId) && classifyEdge(e).kind === 'unrecorded')) n++
+  }
+  return n
+}
+
+/**
+ * The start-up provenance adoption (SPEC "Start-up migration run"), after the edge backfill and
+ * under the migration lock on PostgreSQL:
+ * - first start: the cohort snapshot; a planning or snapshot failure leaves none and the next
+ *   start takes it (including edges written in between);
+ * - pending records are adopted top-down, one transaction per hop, stopping at the first failed
+ *   write (later records stay pending for the next start or an admin commit);
+ * - with no pending record left and no marker of the current `RETRY_VERSION`: the retry pass over
+ *   `skipped_changed` records whose reason is `edge_changed` or `ancestor_not_adopted`, then the
+ *   marker; a failed write in the pass leaves the marker as it was;
+ * - at every start: record counts (info) and, when hops on live chains are still unrecorded, a
+ *   warning naming how many and the admin status route.
+ * Never throws: the Hub always starts.
+ */
+export async function runStartupAdoption(store: Store, clock: Clock, logger: Logger, hooks: StartupAdoptionHooks = {}): Promise<StartupAdoptionResult> {
+  const result: StartupAdoptionResult = {snapshotTaken: false, tookSnapshot: false, adopted: 0, skipped: 0, failedRecordId: null, retried: false, markerWritten: false, unrecordedLiveHops: null}
+  try {
+    if (!(await store.hubSettings.get<CohortHeader>(COHORT_KEY))) {
+      try {
+        await takeSnapshot(store, iso(clock.now()), hooks)
+        result.tookSnapshot = true
+      } catch (err) {
+        logger.error({err: (err as Error).message}, 'delegation provenance adoption: planning or the cohort snapshot failed; the Hub serves without a snapshot and the next start takes it')
+        return result
+      }
+    }
+    result.snapshotTaken = true
+    const marker = await store.hubSettings.get<Marker>(MARKER_KEY)
+    const pending = await cohortRecords(store, 'pending')
+    const retryDue = !marker || marker.retryVersion < RETRY_VERSION
+    if (pending.length && !(await pass(store, pending, clock, hooks, result, logger))) return result
+    if (retryDue) {
+      const retry = (await cohortRecords(store, 'skipped_changed')).filter((r) => RETRIED.has(r.reason ?? ''))
+      if (!(await pass(store, retry, clock, hooks, result, logger))) return result
+      result.retried = true
+      const now = iso(clock.now())
+      await store.hubSettings.put(MARKER_KEY, {retryVersion: RETRY_VERSION, counts: await cohortCounts(store), writtenAt: now} satisfies Marker, now)
+      result.markerWritten = true
+    }
+    return result
+  } catch (err) {
+    logger.error({err: (err as Error).message}, 'delegation provenance adoption failed; it runs again at the next start')
+    return result
+  } finally {
+    await summarise(store, result, logger)
+  }
+}
+
+/** Step 8: record counts, and the warning when hops on live chains remain unrecorded. */
+async function summarise(store: Store, result: StartupAdoptionResult, logger: Logger): Promise<void> {
+  try {
+    const counts = result.snapshotTaken ? await store.delegationAdoptions.countsByStatus() : {}
+    logger.info({snapshotTaken: result.snapshotTaken, tookSnapshot: result.tookSnapshot, adopted: result.adopted, skipped: result.skipped, retried: result.retried, counts}, 'delegation provenance adoption: record counts')
+    result.unrecordedLiveHops = unrecordedHops(await loadWorld(store))
+    if (result.unrecordedLiveHops > 0)
+      logger.warn(
+        {unrecordedHops: result.unrecordedLiveHops, route: ADOPTION_STATUS_ROUTE},
+        `${result.unrecordedLiveHops} delegation hops on live chains still have unrecorded provenance; see ${ADOPTION_STATUS_ROUTE} to review and adopt them`,
+      )
+  } catch (err) {
+    logger.error({err: (err as Error).message}, 'delegation provenance adoption: the start-up summary failed')
+  }
+}
