@@ -20,5 +20,12 @@ export const shared = css`
   .ok { background: #edf8ef; border-color: #b4dcbc; color: #1c6a2b; }
   .muted { color: #55606b; }
   .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
+  .spaced { margin-top: .5rem; }
+  .row.top { align-items: flex-start; gap: 2rem; }
+  .grow { flex: 1; }
+  .wide { min-width: 24rem; }
+  .narrow { padding: 2rem; max-width: 32rem; }
+  table.compact { width: auto; }
+  pre.term { background: #10151b; color: #d9e1e8; padding: .6rem; white-space: pre-wrap; max-height: 28rem; overflow: auto; font: 12px/1.35 ui-monospace, monospace; }
   code { font-family: ui-monospace, monospace; font-size: 12px; }
 `

@@ -120,7 +120,7 @@ export class SvcAdoptionPlan extends LitElement {
         ${this.operation === 'adopt'
           ? html`<label for="project">Project ID</label><input id="project" .value=${this.projectId} @input=${this.edit('projectId')} placeholder="every project">
               <label for="agents">Agent IDs</label><input id="agents" .value=${this.agentIds} @input=${this.edit('agentIds')} placeholder="every live agent">`
-          : html`<label for="records">Record IDs</label><input id="records" style="min-width:24rem" .value=${this.recordIds} @input=${this.edit('recordIds')}>`}
+          : html`<label for="records">Record IDs</label><input id="records" class="wide" .value=${this.recordIds} @input=${this.edit('recordIds')}>`}
         <button class="primary" ?disabled=${this.busy} @click=${this.doPreview}>Preview</button>
       </div>
       ${this.note ? html`<p class="notice error" role="alert">${this.note}</p>` : ''}

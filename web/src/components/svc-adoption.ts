@@ -35,7 +35,7 @@ interface AdoptionStatus {
 export const PAGE_SIZE = 20
 
 const countsTable = (label: string, counts: Record<string, number>) =>
-  html`<table aria-label=${label} style="width:auto">
+  html`<table aria-label=${label} class="compact">
     <thead><tr><th scope="col">${label}</th><th scope="col">Records</th></tr></thead>
     <tbody>${Object.entries(counts).map(([k, n]) => html`<tr><td>${k}</td><td data-count=${k}>${n}</td></tr>`)}</tbody>
   </table>`
@@ -115,7 +115,7 @@ export class SvcAdoption extends LitElement {
         ${d.snapshotTaken ? html`Boot snapshot taken${d.cohort ? ` ${d.cohort.takenAt}: ${d.cohort.recordCount} record(s) in the cohort` : ''}.` : 'The boot snapshot is not taken yet.'}
         ${d.marker ? html` Start-up migration marker written ${d.marker.writtenAt} (retry version ${d.marker.retryVersion}).` : ''}
       </p>
-      <div class="row" style="align-items:flex-start;gap:2rem">${countsTable('Status', d.counts.byStatus)}${countsTable('Reason', d.counts.byReason)}</div>
+      <div class="row top">${countsTable('Status', d.counts.byStatus)}${countsTable('Reason', d.counts.byReason)}</div>
 
       <h3>Records</h3>
       <div class="row">

@@ -85,7 +85,7 @@ export class SvcAgent extends LitElement {
       <h3>Logs</h3>
       ${running
         ? html`<svc-terminal id="logs" .src=${`${base}/logs`} label="Logs"></svc-terminal>`
-        : html`<pre tabindex="0" aria-label="Logs" style="background:#10151b;color:#d9e1e8;padding:.6rem;white-space:pre-wrap;max-height:28rem;overflow:auto">${this.archived ?? ''}</pre>`}
+        : html`<pre class="term" tabindex="0" aria-label="Logs">${this.archived ?? ''}</pre>`}
     `
   }
 }

@@ -50,6 +50,7 @@ export class SvcApp extends LitElement {
     shared,
     css`
       header { display: flex; align-items: center; gap: 1rem; padding: .5rem 1rem; background: #16324f; color: #fff; }
+      header .mode { color: #c9d6e3; }
       header .who { margin-left: auto; font-size: 12px; }
       nav ul { display: flex; gap: .25rem; list-style: none; margin: 0; padding: .4rem 1rem 0; border-bottom: 1px solid #c9d1da; }
       nav a { display: block; padding: .35rem .8rem; text-decoration: none; color: #1d232a; border: 1px solid transparent; border-bottom: none; border-radius: 4px 4px 0 0; }
@@ -157,7 +158,7 @@ export class SvcApp extends LitElement {
     return html`
       <header>
         <strong>svc Hub</strong>
-        <span class="muted" style="color:#c9d6e3">${s.mode}</span>
+        <span class="mode">${s.mode}</span>
         <span class="who" id="signed-in-as">Signed in as ${s.principal.id}${s.systemAdmin ? ' (system admin)' : ''}</span>
       </header>
       ${s.maintenance.enabled ? html`<p class="notice error banner" role="status" id="maintenance-banner">Maintenance mode is on: only system admins can change anything.</p>` : ''}

@@ -65,7 +65,7 @@ export class SvcMaintenance extends LitElement {
             ${s.break_glass ? html`<p class="notice">This Hub was started in admin mode (break glass): it stays in maintenance for this run whatever is saved here.</p>` : ''}
             <label for="maintenance-message">Message shown to refused callers</label>
             <textarea id="maintenance-message" rows="2" ?readonly=${!this.canWrite} .value=${this.message} @input=${(e: Event) => (this.message = (e.target as HTMLTextAreaElement).value)}></textarea>
-            <div class="row" style="margin-top:.5rem">
+            <div class="row spaced">
               ${this.canWrite
                 ? s.enabled
                   ? html`<button class="primary" ?disabled=${this.busy} @click=${() => this.put(false)}>Turn maintenance off</button>`

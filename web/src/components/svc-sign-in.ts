@@ -28,12 +28,12 @@ export class SvcSignIn extends LitElement {
 
   override render() {
     const back = encodeURIComponent(`/${location.hash}`)
-    return html`<main style="padding:2rem;max-width:32rem">
+    return html`<main class="narrow">
       <h2>Sign in to the svc Hub</h2>
       ${!this.loaded
         ? html`<p class="muted" role="status">Loading…</p>`
         : this.oidc
-          ? html`<p><a id="sign-in" href="/api/v1/auth/login?return_to=${back}" role="button">Sign in with your identity provider</a></p>`
+          ? html`<p><a id="sign-in" href="/api/v1/auth/login?return_to=${back}">Sign in with your identity provider</a></p>`
           : html`<p class="notice error" role="alert">This Hub has no sign-in configured for browsers. A workstation Hub signs its own browser in at http://127.0.0.1; a hosted Hub needs <code>server.auth.oidc</code>.</p>`}
     </main>`
   }

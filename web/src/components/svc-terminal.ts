@@ -101,7 +101,7 @@ export class SvcTerminal extends LitElement {
             this.line = ''
           }}>
             <label for="line">Send a line</label>
-            <input id="line" type="text" style="flex:1" .value=${this.line} @input=${(e: Event) => (this.line = (e.target as HTMLInputElement).value)}>
+            <input id="line" type="text" class="grow" .value=${this.line} @input=${(e: Event) => (this.line = (e.target as HTMLInputElement).value)}>
             <button type="submit">Send</button>
           </form>`
         : ''}
