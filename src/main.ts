@@ -26,6 +26,9 @@ import {DEV_USER} from './domain/hub-config.js'
 import type {Services} from './domain/services.js'
 import {TunnelRegistry} from './server/tunnel/tunnel-registry.js'
 import {createBrokerEvents} from './domain/brokers/broker-events.js'
+import {createHubTelemetry, type HubTelemetry} from './telemetry/hub-telemetry.js'
+import {withTelemetryEnv} from './telemetry/config.js'
+import {telemetryRoutes} from './server/routes/telemetry.js'
 import {startColocatedBroker, type RunningBroker} from './colocated-broker.js'
 
 export interface Hub {
@@ -38,6 +41,8 @@ export interface Hub {
   services: Services
   tunnels: TunnelRegistry
   env: NodeJS.ProcessEnv
+  /** Telemetry export (the `telemetry` settings section, followed on every save). */
+  telemetry: HubTelemetry
   /** The co-located broker, once `listenHub` started it. */
   colocated: RunningBroker | null
   /** Stops the co-located broker and accepting, lets in-flight requests finish, then closes the database. */
@@ -123,7 +128,8 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     const deps: Deps = {store, clock, logger, config}
     const tunnels = new TunnelRegistry()
     // Layer-1 settings from the database over the bootstrap merge; agents read this cached view.
-    const settings = createSettingsService({...deps, bootstrap, env, setLogLevel: (level) => (logger.level = level), schedulePoll: opts.settingsPoll})
+    // SVC_TELEMETRY_* and SVC_OTEL_* override the settings file: part of the telemetry section's seed.
+    const settings = createSettingsService({...deps, bootstrap: withTelemetryEnv(bootstrap, env, (m) => logger.warn(m)), env, setLogLevel: (level) => (logger.level = level), schedulePoll: opts.settingsPoll})
     await settings.init()
     // Layer-1 keys the domain reads off HubConfig follow the database view (at once, and on replicas).
     const bootPublicUrl = config.publicUrl
@@ -137,6 +143,16 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     }
     followSettings()
     settings.onChange(followSettings)
+    // Telemetry follows the Layer-1 `telemetry` section too; the domain records events through deps.
+    const telemetry = createHubTelemetry({
+      settings,
+      mode: bootstrap.mode,
+      logger,
+      debug: ['debug', 'trace'].includes(bootstrap.logLevel),
+      agentOverride: async (id) => ((await store.agents.get(id))?.config.telemetry as Record<string, unknown> | undefined) ?? null,
+    })
+    await telemetry.start()
+    deps.telemetry = telemetry.emit
     const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings})
     services.routePlugins.push(adminSettingsRoutes(settings))
     services.routePlugins.push(delegationAdoptionRoutes(createAdoptionService(deps)))
@@ -166,7 +182,8 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       if (bootstrap.mode === 'workstation') await services.projects.ensureDefault(DEV_USER.id)
     }
     await services.users.promoteConfiguredAdmins()
-    const brokerEvents = createBrokerEvents({brokers: services.brokers, agents: services.agents, logger})
+    services.routePlugins.push(telemetryRoutes(telemetry))
+    const brokerEvents = createBrokerEvents({brokers: services.brokers, agents: services.agents, logger, telemetry})
     tunnels.onEvent = brokerEvents.onEvent
     tunnels.onDisconnect = brokerEvents.onDisconnect
     const app = await buildApp({services, logger, tunnels})
@@ -182,6 +199,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       services,
       tunnels,
       env,
+      telemetry,
       colocated: null,
       close: async () => {
         clearInterval(scheduler)
@@ -189,6 +207,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
         tunnels.closeAll()
         await app.close()
         await services.close()
+        await telemetry.close()
         await settings.close()
         await store.close()
       },

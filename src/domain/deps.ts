@@ -9,4 +9,13 @@ export interface Deps {
   clock: Clock
   logger: Logger
   config: HubConfig
+  /** Records a telemetry event; never throws and never waits (absent: telemetry not wired). */
+  telemetry?: (event: DomainEvent) => void
+}
+
+/** A telemetry event of the domain; `agentId` selects that agent's telemetry override. */
+export interface DomainEvent {
+  type: string
+  attributes: Record<string, string | number | boolean>
+  agentId?: string
 }

@@ -1,3 +1,4 @@
+import type {Bootstrap} from '../config/bootstrap.js'
 import {deepMerge} from '../config/settings-loader.js'
 import {SETTINGS_SCHEMA} from '../config/schema/settings-schema.js'
 import type {ObjectNode, SchemaNode} from '../config/schema/types.js'
@@ -91,6 +92,22 @@ export function telemetryEnv(env: NodeJS.ProcessEnv): {tree: Tree; problems: str
     cur[o.path[o.path.length - 1]] = value
   }
   return {tree, problems}
+}
+
+/**
+ * The Hub's bootstrap with the telemetry variables over its settings-file tree. They override the
+ * settings file, so they belong to the bootstrap merge the Layer-1 `telemetry` section is seeded
+ * from: they apply while the section follows bootstrap, a section saved through the admin API
+ * wins (spec: the database value wins for a Layer-1 key), and a save merges over them.
+ */
+export function withTelemetryEnv(bootstrap: Bootstrap, env: NodeJS.ProcessEnv, warn: (message: string) => void): Bootstrap {
+  const {tree, problems} = telemetryEnv(env)
+  for (const p of problems) warn(`telemetry: ${p} (ignored)`)
+  if (!Object.keys(tree).length) return bootstrap
+  const current = isObj(bootstrap.tree.telemetry) ? bootstrap.tree.telemetry : {}
+  // `telemetry.enabled` is also a typed bootstrap value (SVC_SEED_TELEMETRY_ENABLED), which wins over the tree.
+  const values = 'enabled' in tree ? {...bootstrap.values, 'telemetry.enabled': tree.enabled} : bootstrap.values
+  return {...bootstrap, values, tree: {...bootstrap.tree, telemetry: deepMerge(current, tree)}}
 }
 
 const bool = (v: unknown, d: boolean) => (typeof v === 'boolean' ? v : d)

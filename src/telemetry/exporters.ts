@@ -56,14 +56,12 @@ export function otlpUrl(cloud: TelemetryConfig['cloud']): string {
   return u.toString()
 }
 
-/** Export timeout with retries: a dead collector costs at most this per batch, off every request path. */
-export const EXPORT_TIMEOUT_MS = 10_000
-
 /**
  * `cloud` sink: OTLP over HTTP (protobuf) or gRPC (the SDK's exporter), with the configured headers
- * and TLS. The gRPC exporter is imported only when used (it pulls in @grpc/grpc-js).
+ * and TLS. The gRPC exporter is imported only when used (it pulls in @grpc/grpc-js). Without
+ * `timeoutMillis` the SDK's export timeout applies (10 s, retries included, or OTEL_EXPORTER_OTLP_*_TIMEOUT).
  */
-export async function cloudExporter(cloud: TelemetryConfig['cloud'], timeoutMillis = EXPORT_TIMEOUT_MS): Promise<SpanExporter> {
+export async function cloudExporter(cloud: TelemetryConfig['cloud'], timeoutMillis?: number): Promise<SpanExporter> {
   const url = otlpUrl(cloud)
   if (cloud.protocol === 'http') {
     const {OtlpHttpProtoTraceExporter} = await import('./otlp-http-proto.js')

@@ -23,10 +23,13 @@ export interface PipelineOptions {
   report?: (events: TelemetryEvent[]) => Promise<void> | void
   random?: () => number
   stderr?: {write(text: string): unknown}
-  /** Spans each sink holds while its exporter is slow or down; past it the oldest are dropped. */
-  maxQueue?: number
-  /** Longest one cloud export may take, retries included (default 10 s). */
+  /**
+   * Longest one cloud export may take, retries included. Default: the SDK's, 10 s or
+   * OTEL_EXPORTER_OTLP_TRACES_TIMEOUT / OTEL_EXPORTER_OTLP_TIMEOUT.
+   */
   exportTimeoutMs?: number
+  /** Longest `shutdown` waits for queued spans to export (default 5 s). */
+  shutdownTimeoutMs?: number
 }
 
 export interface EmitOptions {
@@ -113,7 +116,8 @@ export function createTelemetryPipeline(opts: PipelineOptions): TelemetryPipelin
       const sinks: Active['sinks'] = {}
       for (const [name, exporter] of Object.entries(exporters) as Array<[SinkName, SpanExporter]>) {
         const delayMs = name === 'hub' ? config.hub.reportIntervalMs : config.cloud.batch.timeoutMs
-        sinks[name] = new DropOldestBatchProcessor(exporter, {maxBatch: config.cloud.batch.maxSize, delayMs, maxQueue: Math.max(opts.maxQueue ?? 2048, config.cloud.batch.maxSize)})
+        // Four batches wait at most (the SDK's 2048 for 512): past that the oldest are dropped.
+        sinks[name] = new DropOldestBatchProcessor(exporter, {maxBatch: config.cloud.batch.maxSize, delayMs, maxQueue: 4 * config.cloud.batch.maxSize})
       }
       const processors = Object.values(sinks)
       const provider = processors.length
@@ -138,11 +142,15 @@ export function createTelemetryPipeline(opts: PipelineOptions): TelemetryPipelin
       return {filtered, sinks}
     },
 
+    /** Stops recording and exports what is queued, giving up after `shutdownTimeoutMs` (a dead collector must not hold a Hub's exit). */
     async shutdown() {
       const old = active
       active = null
       retire(old)
-      await Promise.all([...retired])
+      let timer: NodeJS.Timeout | undefined
+      const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, opts.shutdownTimeoutMs ?? 5000)))
+      await Promise.race([Promise.all([...retired]), cap])
+      clearTimeout(timer)
     },
   }
 }

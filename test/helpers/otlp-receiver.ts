@@ -107,3 +107,26 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       }),
   }
 }
+
+/**
+ * A collector that accepts connections and requests but never answers: the worst case for an
+ * exporter (each export waits for its timeout). `close` drops the connections.
+ */
+export async function startStalledReceiver(): Promise<{url: string; requests: () => number; close(): Promise<void>}> {
+  let requests = 0
+  const server = createServer((req) => {
+    requests++
+    req.resume()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const {port} = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}

@@ -13,6 +13,7 @@ import {placeHubCloudIdentity} from './cloud-identity-placement.js'
 import {checkQuotas, chooseBroker} from './dispatch.js'
 import {AGENT_ROLES} from './scopes.js'
 import {recordDelegation} from '../delegation/record-edge.js'
+import {agentTelemetryOverride} from '../../telemetry/overrides.js'
 import {BY_FIELD} from '../project-settings/registry.js'
 import {resolveAgentDefaults} from '../project-settings/resolve.js'
 import type {StatusWriter} from './status-writer.js'
@@ -34,6 +35,8 @@ export interface CreateAgentInput {
   timezone?: string
   cloudIdentityMode?: string
   cloudIdentityServiceAccountId?: string
+  /** Telemetry settings of this agent over its template's and the Hub's (the `telemetry` table). */
+  telemetry?: unknown
 }
 
 /** Request fields that override the registered project settings (same validation). */
@@ -204,6 +207,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         template = t.id
       }
       if (await store.agents.getByName(projectId, input.name)) throw new AppError('conflict', `an agent named ${input.name} already exists in this project`)
+      const telemetry = agentTelemetryOverride({templateFiles: template ? await templateFilesOf(template) : undefined, requested: input.telemetry})
       const project = await store.projects.get(projectId)
       const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
       const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: projectBroker}, settings, a.gateway, a.colocatedBrokerId(), store)
@@ -227,7 +231,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           role,
           runtime: null,
           runtimeRef: null,
-          config: {applied: Object.fromEntries(Object.entries(applied).filter(([k]) => k !== 'defaultRuntimeBroker'))},
+          config: {applied: Object.fromEntries(Object.entries(applied).filter(([k]) => k !== 'defaultRuntimeBroker')), ...(telemetry && {telemetry})},
           error: null,
           createdBy: creator,
           createdAt: t,
@@ -238,6 +242,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         return inserted
       })
       deps.logger.info({agentId: record.id, projectId, brokerId, by: creator}, 'agent created')
+      deps.telemetry?.({type: 'agent.created', agentId: record.id, attributes: {'project.id': projectId, 'harness.config': harnessConfig, 'created_by.kind': creator.kind}})
       return view(await dispatch(record))
     },
 
@@ -267,6 +272,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
       const deleted = (await store.agents.update(agent.id, {phase: 'stopped', activity: null, deletedAt: now()}, now()))!
       deps.logger.info({agentId: agent.id, by: ctx.principal.id}, 'agent deleted')
+      deps.telemetry?.({type: 'agent.deleted', agentId: agent.id, attributes: {'project.id': agent.projectId}})
       return view(deleted)
     },
 
@@ -310,6 +316,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         ref = agent.id
       }
       a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail})
+      // Queued for export, never awaited: a dead collector costs a status report nothing.
+      const attributes = Object.fromEntries(Object.entries({phase: report.phase, activity: report.activity, detail: report.detail}).filter(([, v]) => v !== undefined)) as Record<string, string>
+      deps.telemetry?.({type: 'agent.status', agentId: ref, attributes})
     },
 
     async refreshToken(ctx: CallContext, ref: string, current: string): Promise<{token: string; expiresAt: string}> {

@@ -5,10 +5,11 @@ import type {BrokersService} from './brokers-service.js'
 
 /**
  * What the Hub does with a broker's tunnel events: a hello records the broker's capabilities
- * and reconciles the agents it says it runs; status events and liveness reports update agents.
+ * and reconciles the agents it says it runs; status events and liveness reports update agents;
+ * telemetry reports go to the Hub's telemetry pipeline.
  * Failures are logged, never thrown back into the tunnel.
  */
-export function createBrokerEvents(deps: {brokers: BrokersService; agents: AgentsService; logger: Logger}) {
+export function createBrokerEvents(deps: {brokers: BrokersService; agents: AgentsService; logger: Logger; telemetry?: {fromBroker(brokerId: string, data: unknown): unknown}}) {
   const {brokers, agents, logger} = deps
 
   async function handle(brokerId: string, event: string, data: unknown): Promise<void> {
@@ -24,6 +25,10 @@ export function createBrokerEvents(deps: {brokers: BrokersService; agents: Agent
       case 'alive':
         agents.brokerReportedAlive((data as AliveEvent).agentIds ?? [])
         return brokers.seen(brokerId)
+      // Hub reporting of a broker: its filtered telemetry events, every report interval.
+      case 'telemetry':
+        deps.telemetry?.fromBroker(brokerId, data)
+        return
     }
   }
 

@@ -27,6 +27,8 @@ const createBody = {
     timezone: {},
     cloudIdentityMode: {},
     cloudIdentityServiceAccountId: {},
+    // Telemetry override of this agent (the settings file's `telemetry` table), checked by the domain.
+    telemetry: {type: 'object'},
   },
 } as const
 const statusBody = {
