@@ -1,4 +1,6 @@
 import {readFileSync} from 'node:fs'
+import {createServer, request} from 'node:http'
+import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {cliEnv, runCli} from '../helpers/cli.js'
@@ -37,6 +39,38 @@ describeEachDialect('cli: settings and admin', (dialect) => {
     const reset = await svc('settings', 'reset', 'quotas', '--json')
     expect(reset.json).toMatchObject({section: 'quotas', deleted: true})
     expect((await svc('settings', 'get', 'quotas.max_agents_per_project')).stdout.trim()).toBe('7')
+  }, 180_000)
+
+  it('settings set sends only the changed fields, with the revisions of their sections as read', async () => {
+    // A recording proxy in front of the Hub: what the CLI sends, exactly.
+    const seen: Array<{method: string; url: string; body: string}> = []
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c) => chunks.push(c))
+      req.on('end', () => {
+        const body = Buffer.concat(chunks)
+        seen.push({method: req.method!, url: req.url!, body: body.toString()})
+        const target = new URL(req.url!, hub.url)
+        const up = request(target, {method: req.method, headers: {...req.headers, host: target.host}}, (r) => {
+          res.writeHead(r.statusCode!, r.headers)
+          r.pipe(res)
+        })
+        up.end(body)
+      })
+    })
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+    try {
+      const port = (proxy.address() as AddressInfo).port
+      const before = (await hub.request('GET', '/api/v1/admin/server-config')).body
+      const r = await runCli(['settings', 'set', 'quotas.max_agents_per_broker=11', `quotas.max_agents_per_project=${before.quotas.max_agents_per_project}`, 'default_model=m-2', '--json'], {env: {...env, SVC_HUB_ENDPOINT: `http://127.0.0.1:${port}`}})
+      expect(r.code, r.stderr + r.stdout).toBe(0)
+      const put = seen.filter((x) => x.method === 'PUT')
+      expect(put).toHaveLength(1)
+      // The unchanged max_agents_per_project is not sent; each changed section carries the revision GET showed.
+      expect(JSON.parse(put[0].body)).toEqual({quotas: {max_agents_per_broker: 11}, default_model: 'm-2', revisions: {quotas: before.sections.quotas.revision, agent_defaults: before.sections.agent_defaults.revision}})
+    } finally {
+      await new Promise((r) => proxy.close(r))
+    }
   }, 180_000)
 
   it('admin maintenance status|on|off and admin profiling get|set', async () => {
