@@ -1,0 +1,92 @@
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import type {Browser, Page} from 'playwright-core'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {requestJson} from '../../src/client/http.js'
+import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
+import {agentProcessEnv, tmuxAt} from '../helpers/live-hub.js'
+import {launchChromium, screenshot} from '../helpers/web-browser.js'
+
+/**
+ * The done-when of the web pages, against a real `svc server start` (what `npm start` runs): a
+ * workstation user opens the Hub's address, is signed in without doing anything, changes a
+ * Layer-1 setting and sees it saved; then follows an agent live, types in its terminal and
+ * reads its logs.
+ */
+describe('the web client of a workstation Hub started with svc server start', {timeout: 180_000}, () => {
+  const home = mkdtempSync(join(tmpdir(), 'svc-e2e-web-'))
+  const tmuxDir = mkdtempSync(join(tmpdir(), 'svc-e2e-web-tmux-'))
+  let server: RunningServer
+  let env: NodeJS.ProcessEnv
+  let devToken: string
+  let browser: Browser
+  let page: Page
+  const api = async (method: string, path: string, body?: unknown): Promise<any> => (await requestJson(method, `${server.url}${path}`, {token: devToken, ...(body !== undefined && {body})})).body
+
+  beforeAll(async () => {
+    env = cliEnv(home, {
+      TMUX_TMPDIR: tmuxDir,
+      SVC_SERVER_BROKER_PORT: String(await freePort()),
+      // No container engine: agents run on the local (tmux) runtime.
+      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+      CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
+    })
+    server = await startServerProcess([], env, 60_000)
+    devToken = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
+    browser = await launchChromium()
+    page = await (await browser.newContext()).newPage()
+  }, 120_000)
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+    tmuxAt(tmuxDir, ['kill-server'])
+    for (const d of [home, tmuxDir]) rmSync(d, {recursive: true, force: true})
+  })
+
+  it('opening the Hub\'s address signs in as the dev user; a Layer-1 setting changed on the Settings tab is saved', async () => {
+    await page.goto(`${server.url}/`)
+    await expect.poll(() => page.locator('#signed-in-as').textContent()).toBe('Signed in as dev-user (system admin)')
+    await page.getByRole('link', {name: 'Settings'}).click()
+    const quota = page.locator('svc-settings-section[data-section="quotas"] svc-field[data-key="quotas.max_agents_per_project"] input')
+    await quota.fill('12')
+    await page.getByRole('button', {name: 'Save quotas'}).click()
+    await expect.poll(() => page.locator('svc-settings-section[data-section="quotas"] [data-role="message"]').textContent()).toContain('Saved (revision 2)')
+    await screenshot(page, 'web-workstation-saved')
+    await page.reload()
+    await expect.poll(() => quota.inputValue()).toBe('12')
+    expect(await page.locator('svc-settings-section[data-section="quotas"] [data-meta="origin"]').textContent()).toBe('managed')
+    expect((await api('GET', '/api/v1/admin/server-config')).quotas.max_agents_per_project).toBe(12)
+  })
+
+  it('lists agents with phase and activity updating live; the agent page has its terminal and its logs', async () => {
+    const project = (await api('GET', '/api/v1/projects')).projects[0]
+    const {agent} = await api('POST', '/api/v1/agents', {name: 'webdemo', projectId: project.id, harnessConfig: 'shell'})
+    expect(agent.phase).toBe('running')
+    await page.goto(`${server.url}/#/projects`)
+    await page.getByRole('link', {name: `Agents of ${project.name}`}).click()
+    const row = page.locator(`svc-agents tr[data-agent="${agent.id}"]`)
+    await expect.poll(() => row.locator('[data-col="phase"]').textContent()).toBe('running')
+
+    // The agent reports an activity with its own credential; the open list follows without a reload.
+    const own = agentProcessEnv(tmuxDir, agent.id)
+    const status = await runCli(['status', 'thinking', '--detail', 'from the web test', '--json'], {env: {...env, SVC_AUTH_TOKEN: own.SVC_AUTH_TOKEN, SVC_AGENT_ID: own.SVC_AGENT_ID, SVC_HUB_ENDPOINT: own.SVC_HUB_ENDPOINT}, timeoutMs: 60_000})
+    expect(status.code, status.stderr).toBe(0)
+    await expect.poll(() => row.locator('[data-col="activity"]').textContent(), {timeout: 20_000}).toBe('thinking')
+    await screenshot(page, 'web-agents-live')
+
+    await row.getByRole('link', {name: 'webdemo'}).click()
+    await page.getByRole('button', {name: 'Attach to the terminal'}).click()
+    const terminal = page.locator('svc-terminal#attach')
+    await expect.poll(() => terminal.locator('[data-role="state"]').textContent()).toBe('Terminal: connected')
+    await terminal.getByLabel('Send a line').fill('echo web-typed-$((6*7))')
+    await terminal.getByLabel('Send a line').press('Enter')
+    await expect.poll(() => terminal.locator('pre').textContent(), {timeout: 20_000}).toContain('web-typed-42')
+    await expect.poll(() => page.locator('svc-terminal#logs pre').textContent(), {timeout: 20_000}).toContain('web-typed-42')
+    await screenshot(page, 'web-agent-terminal')
+
+    await api('POST', `/api/v1/agents/${agent.id}/stop`, {})
+    await expect.poll(() => page.locator('#agent-phase').textContent(), {timeout: 20_000}).toBe('stopped')
+    await expect.poll(() => page.locator('pre[aria-label="Logs"]').textContent(), {timeout: 20_000}).toContain('web-typed-42')
+  })
+})
