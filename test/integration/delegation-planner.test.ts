@@ -1,0 +1,128 @@
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, expect, it} from 'vitest'
+import {loadWorld, planAdoption, planFingerprint, type PlannedHop, type World} from '../../src/domain/delegation/planner.js'
+import {EXCLUSION_REASONS, MAX_WALK_DEPTH, OUTCOMES} from '../../src/domain/delegation/types.js'
+import {createDb} from '../../src/store/create-db.js'
+import {openStore, type Store} from '../../src/store/store.js'
+import {describeEachDialect, startTestHub} from '../helpers/hub.js'
+import {EXPECTED} from '../helpers/legacy-anomalies.js'
+import {buildLegacyFixture, type LegacyFixture} from '../helpers/legacy-fixture.js'
+import {createPgSchema} from '../helpers/pg.js'
+
+/**
+ * The planner's verdicts over a database written by the legacy fixture builder with
+ * --anomalies (a release from before provenance, plus one planted hop per outcome, per
+ * exclusion reason and per rule-order case), read back through loadWorld on each database.
+ */
+describeEachDialect('delegation planner over the legacy fixture', (dialect) => {
+  let target: {driver: 'sqlite' | 'postgres'; url: string; drop: () => Promise<void>}
+  let fixture: LegacyFixture
+  let store: Store
+  let world: World
+  let hops: PlannedHop[]
+  const hopOf = (agentId: string) => hops.find((h) => h.agentId === agentId)
+
+  beforeAll(async () => {
+    if (dialect === 'postgres') {
+      const s = await createPgSchema()
+      target = {driver: 'postgres', url: s.url, drop: s.drop}
+    } else {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-legacy-'))
+      target = {driver: 'sqlite', url: join(dir, 'legacy.db'), drop: async () => rmSync(dir, {recursive: true, force: true})}
+    }
+    fixture = await buildLegacyFixture({driver: target.driver, url: target.url, agents: 80, depth: 5, seed: 42, anomalies: true})
+    store = await openStore({driver: target.driver, url: target.url})
+    world = await loadWorld(store)
+    hops = planAdoption(world)
+  })
+  afterAll(async () => {
+    await store?.close()
+    await target?.drop()
+  })
+
+  it('the fixture plants every outcome and every exclusion reason (so none can go untested)', () => {
+    const planted = Object.keys(fixture.planted)
+    expect(planted.sort()).toEqual(Object.keys(EXPECTED).sort())
+    const verdicts = planted.map((k) => EXPECTED[k])
+    for (const o of OUTCOMES) expect(verdicts.some(([outcome]) => outcome === o), o).toBe(true)
+    for (const r of EXCLUSION_REASONS) expect(verdicts.some(([, reason]) => reason === r), r).toBe(true)
+  })
+
+  const cases = Object.entries(EXPECTED)
+  it.each(cases.filter(([k]) => !k.includes('>')))('planted %s: the planner gives %j', (key, expected) => {
+    const h = hopOf(fixture.planted[key])
+    expect(h, key).toBeDefined()
+    expect([h!.outcome, h!.reason]).toEqual(expected)
+  })
+
+  it.each(cases.filter(([k]) => k.includes('>')))('two rules fail at once (%s): the first in rule order is the reason', (key, expected) => {
+    const h = hopOf(fixture.planted[key])!
+    expect([h.outcome, h.reason]).toEqual(expected)
+  })
+
+  it('only adopt hops carry an after-ceiling; recorded and recognized hops show their stored ceiling', () => {
+    for (const h of hops) expect(h.afterCeiling === null, `${h.agentId} ${h.outcome}`).toBe(h.outcome !== 'adopt')
+    expect(hopOf(fixture.planted.recorded)!.beforeCeiling).toEqual(['project.read'])
+    expect(hopOf(fixture.planted.recognized_above_policy)!.beforeCeiling).toContain('secret.use')
+    expect(hopOf(fixture.planted.adopt)!.beforeFingerprint).toMatch(/^[0-9a-f]{64}$/)
+  })
+
+  it('regular chains: top-down order, and every adopted child stays inside its parent ceiling (rule 3)', () => {
+    const index = new Map(hops.map((h, i) => [h.agentId, i]))
+    let children = 0
+    for (const h of hops) {
+      if (h.delegator?.kind !== 'agent' || h.outcome !== 'adopt') continue
+      const parent = hops[index.get(h.delegator.id)!]
+      expect(index.get(h.delegator.id)!).toBeLessThan(index.get(h.agentId)!)
+      expect(h.depth).toBe(parent.depth + 1)
+      for (const p of h.afterCeiling!) expect(parent.afterCeiling ?? parent.beforeCeiling).toContain(p)
+      children++
+    }
+    expect(children).toBeGreaterThan(10)
+    // The regular population (outside the anomalies' project, whose deep chain goes to 31) has chains of --depth 5.
+    const anomalies = world.agents.get(fixture.planted.adopt)!.projectId
+    expect(Math.max(...hops.filter((h) => h.outcome === 'adopt' && h.projectId !== anomalies).map((h) => h.depth))).toBe(4)
+  })
+
+  it('the closure: stopped agents are planned, deleted ones are not; an agent scope pulls in its ancestors only', () => {
+    const deleted = [...world.agents.values()].filter((a) => a.deleted)
+    expect(deleted.length).toBeGreaterThan(0)
+    for (const a of deleted) expect(hopOf(a.id)).toBeUndefined()
+    const tooDeep = fixture.planted.too_deep
+    const chain = planAdoption(world, {agentIds: [tooDeep]})
+    expect(chain).toHaveLength(MAX_WALK_DEPTH + 1)
+    expect(chain.map((h) => h.depth)).toEqual([...Array(MAX_WALK_DEPTH + 1).keys()])
+    const home = world.agents.get(tooDeep)!.projectId
+    expect(planAdoption(world, {projectId: home}).every((h) => h.projectId === home)).toBe(true)
+  })
+
+  it('no timestamp matters: rewriting every edge and agent time as odd text plans the same, same fingerprint', async () => {
+    const before = planFingerprint('adopt', hops)
+    // A second connection writes what earlier builds could leave: non-canonical timestamp text.
+    const raw = await createDb({driver: target.driver, url: target.url})
+    try {
+      await raw.db.updateTable('delegation_edges').set({updated_at: '2025-6-1 0:00:00+02', created_at: 'Sun, 01 Jun 2025 00:00:00 GMT'}).execute()
+      await raw.db.updateTable('agents').set({updated_at: '1.6.2025'}).execute()
+    } finally {
+      await raw.close()
+    }
+    const again = planAdoption(await loadWorld(store))
+    expect(again.map((h) => h.beforeFingerprint)).toEqual(hops.map((h) => h.beforeFingerprint))
+    expect(planFingerprint('adopt', again)).toBe(before)
+  })
+
+  it('a Hub started on the fixture accepts the agent tokens the builder wrote', async () => {
+    const hub = await startTestHub('sqlite', {env: {SVC_SERVER_DATABASE_DRIVER: target.driver, SVC_SERVER_DATABASE_URL: target.url}})
+    try {
+      const id = fixture.planted.adopt
+      const me = await hub.request('GET', '/api/v1/auth/me', {token: fixture.tokens[id]})
+      expect(me.status).toBe(200)
+      expect(me.body.principal).toMatchObject({kind: 'agent', id})
+      expect(me.body.credentialKind).toBe('agent')
+    } finally {
+      await hub.dispose()
+    }
+  })
+})
