@@ -5,6 +5,7 @@ import {buildLocalApi} from './broker/local-api.js'
 import {selectRuntime, type RuntimeSelectionSettings} from './broker/runtimes/select.js'
 import {paths} from './config/paths.js'
 import type {Services} from './domain/services.js'
+import {createBrokerTelemetry, reportOverTunnel, type BrokerTelemetry} from './telemetry/broker-telemetry.js'
 
 /** Only what selects the runtime, so unrelated saves do not rebuild it. */
 const selectionOf = (s: RuntimeSelectionSettings): RuntimeSelectionSettings => ({active_profile: s.active_profile, runtimes: s.runtimes, profiles: s.profiles})
@@ -35,6 +36,8 @@ export async function startColocatedBroker(opts: {
   runtimeSettings: () => RuntimeSelectionSettings
   /** Subscribes to settings changes (a save here or on a replica); returns an unsubscribe. */
   onSettingsChange?: (fn: () => void) => () => void
+  /** The process runs in debug mode (telemetry `filter.respect_debug_mode`). */
+  debug?: boolean
 }): Promise<RunningBroker> {
   const {brokerId, secret} = await opts.services.brokers.colocatedIdentity(opts.createdBy)
   opts.services.setColocatedBroker(brokerId)
@@ -43,9 +46,25 @@ export async function startColocatedBroker(opts: {
   const runtimeOpts = {stateDir: join(stateDir, 'logs'), env: opts.env}
   const selection = () => selectionOf(opts.runtimeSettings())
   let applied = JSON.stringify(selection())
-  const selected = await selectRuntime(selection(), runtimeOpts)
+  // `runtimes` and `profiles` can be saved through the API: an unusable saved selection must not
+  // stop the Hub from starting (the admin fixes it through that same API), so fall back to the
+  // default runtime.
+  const selected = await selectRuntime(selection(), runtimeOpts).catch(async (err: Error) => {
+    opts.logger.error({err: err.message}, 'the runtime settings are not usable; the co-located broker starts on the default runtime')
+    return selectRuntime({}, runtimeOpts)
+  })
   logger.info({runtime: selected.runtimeName, profile: selected.profileName}, 'co-located broker runtime')
-  const broker = new Broker({hubUrl: opts.hubUrl, brokerId, secret, stateDir, runtime: selected.runtime, runtimeEnv: selected.env, logger})
+  let telemetry: BrokerTelemetry | null = null
+  const broker = new Broker({hubUrl: opts.hubUrl, brokerId, secret, stateDir, runtime: selected.runtime, runtimeEnv: selected.env, logger, telemetry: (type, attributes) => telemetry?.emit(type, attributes)})
+  // Its events are reported over its tunnel like any broker's, under the Hub's `telemetry` section.
+  telemetry = createBrokerTelemetry({
+    send: reportOverTunnel(broker),
+    tree: () => opts.services.settings?.resolved().telemetry,
+    onChange: opts.onSettingsChange,
+    logger,
+    debug: opts.debug === true,
+  })
+  await telemetry.start()
   // A save of `runtimes` or `profiles` reaches agents started afterwards; running ones stay put.
   // Changes are applied one at a time, in order; an unusable selection keeps the current runtime.
   let switching = Promise.resolve()
@@ -83,6 +102,7 @@ export async function startColocatedBroker(opts: {
     stop: async () => {
       unsubscribe()
       await switching
+      await telemetry?.close()
       broker.stop()
       await api.close()
     },

@@ -15,6 +15,9 @@ profiles:
   desk: {runtime: tmuxed, env: {PROFILE_SRC: file}}
 `
 
+/** A co-located broker on its own tmux server; no container engine answers, so no probe waits. */
+const brokerEnv = (tmux: string) => ({PATH: process.env.PATH ?? '/usr/bin:/bin', TMUX_TMPDIR: tmux, SVC_SERVER_BROKER_PORT: '0', DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock'})
+
 /** The co-located broker takes `runtimes` and `profiles` from the database sections, and follows saves. */
 describeEachDialect('settings: the co-located broker\'s runtimes and profiles', (dialect) => {
   let hub: TestHub | undefined
@@ -29,7 +32,7 @@ describeEachDialect('settings: the co-located broker\'s runtimes and profiles', 
     tmux = mkdtempSync(join(tmpdir(), 'svc-tmux-'))
     hub = await startTestHub(dialect, {
       files: {'.svc/settings.yaml': SETTINGS},
-      env: {PATH: process.env.PATH ?? '/usr/bin:/bin', TMUX_TMPDIR: tmux, SVC_SERVER_BROKER_PORT: '0', DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock'},
+      env: brokerEnv(tmux),
     })
     const put = (body: unknown) => hub!.request('PUT', '/api/v1/admin/server-config', {body})
     // Saved before the broker starts: only the database holds this value (Layer-1 never goes to the file).
@@ -64,5 +67,24 @@ describeEachDialect('settings: the co-located broker\'s runtimes and profiles', 
     const current = broker.runtime
     expect((await put({quotas: {max_agents_per_project: 9}})).status).toBe(200)
     expect(broker.runtime).toBe(current)
+
+    // An unusable selection is not applied: switches run in order, so once the next good save
+    // is applied the bad one was seen and skipped, and agents still start.
+    expect((await put({profiles: {desk: {runtime: 'nowhere'}}})).status).toBe(200)
+    expect((await put({profiles: {desk: {runtime: 'tmuxed', env: {PROFILE_SRC: 'db3'}}}})).status).toBe(200)
+    await waitFor(() => broker.runtime !== current, 10_000, 'the broker to switch runtime')
+    expect((await envOf('third')).env).toMatchObject({PROFILE_SRC: 'db3', RUNTIME_SRC: 'db'})
+  })
+
+  it('an unusable saved selection does not stop the Hub from starting: the broker uses the default runtime', async () => {
+    tmux = mkdtempSync(join(tmpdir(), 'svc-tmux-'))
+    hub = await startTestHub(dialect, {files: {'.svc/settings.yaml': SETTINGS}, env: brokerEnv(tmux)})
+    expect((await hub.request('PUT', '/api/v1/admin/server-config', {body: {profiles: {desk: {runtime: 'nowhere'}}}})).status).toBe(200)
+    await listenHub(hub, resolveBootstrap({port: 0}, hub.env))
+    // No container engine answers in this environment: the default is the local runtime.
+    expect(hub.colocated!.broker.runtime.type).toBe('local')
+    const r = await hub.request('POST', '/api/v1/agents', {body: {name: 'fallback', projectId: 'default'}})
+    expect(r.status, JSON.stringify(r.body)).toBe(201)
+    expect(r.body.agent.phase).toBe('running')
   })
 })
