@@ -29,7 +29,7 @@ function newestSource(): number {
       for (const e of readdirSync(p)) if (e !== 'node_modules' && !e.endsWith('.test.ts')) walk(join(p, e))
     } else newest = Math.max(newest, st.mtimeMs)
   }
-  for (const p of ['src', 'commands', 'package.json', 'scripts/build-binary.mjs']) walk(join(ROOT, p))
+  for (const p of ['src', 'commands', 'web', 'package.json', 'scripts/build-binary.mjs', 'scripts/web-assets.mjs']) walk(join(ROOT, p))
   return newest
 }
 
@@ -154,6 +154,18 @@ describe('the single executable, alone in an empty directory', () => {
     expect(cached).toHaveLength(1)
     expect(readdirSync(join(work, 'home', '.cache', 'svc', cached[0]))).toEqual(['better_sqlite3.node'])
     expect(started.stderr()).not.toMatch(/Warning|require\(\)/)
+  })
+
+  it('serves the web client from inside the executable (no dist/web beside it)', async () => {
+    expect(hub, 'the Hub test ran').toBeDefined()
+    const page = await get(`${hubUrl}/`)
+    expect(page.status).toBe(200)
+    expect(page.body).toContain('<svc-app></svc-app>')
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page.body)
+    expect(script, page.body).not.toBeNull()
+    const js = await get(`${hubUrl}${script![1]}`)
+    expect(js.status).toBe(200)
+    expect(js.body).toContain('svc-settings-section')
   })
 
   let projectId: string
