@@ -22,6 +22,8 @@ export interface BrokerOptions {
   runtimeEnv?: Record<string, string>
   /** Liveness report interval (also the session watch interval). */
   aliveIntervalMs?: number
+  /** Records a telemetry event (reported to the Hub); never throws, never waits. */
+  telemetry?: (type: string, attributes: Record<string, string | number | boolean>) => void
 }
 
 class BrokerError extends Error {
@@ -137,6 +139,7 @@ export class Broker {
       await this.runtimeOf(a.handle).stop(a.handle).catch((err) => this.opts.logger.warn({agentId: a.agentId, err: (err as Error).message}, 'removing an ended session failed'))
       this.registry.delete(a.agentId)
       this.tunnel.event('agent_status', {agentId: a.agentId, phase: 'stopped', detail: 'the harness process ended', log})
+      this.opts.telemetry?.('broker.agent.ended', {'agent.id': a.agentId, runtime: a.handle.runtime})
     }
     if (alive.length) this.tunnel.event('alive', {agentIds: alive})
   }
@@ -185,6 +188,7 @@ export class Broker {
     this.registry.put({agentId: p.agentId, name: p.name, projectId: p.projectId, handle, startedAt: new Date().toISOString()})
     if (p.task && !resolved.taskInCommand) await runtime.paste(handle, p.task).catch(() => {})
     this.opts.logger.info({agentId: p.agentId, runtime: handle.runtime, ref: handle.ref}, 'agent started')
+    this.opts.telemetry?.('broker.agent.started', {'agent.id': p.agentId, 'project.id': p.projectId, runtime: handle.runtime, 'harness.config': p.harnessConfig})
     return {runtime: handle.runtime, ref: handle.ref}
   }
 
@@ -200,6 +204,7 @@ export class Broker {
         await this.runtimeOf(a.handle).stop(a.handle)
         this.registry.delete(a.agentId)
         this.opts.logger.info({agentId: a.agentId}, 'agent stopped')
+        this.opts.telemetry?.('broker.agent.stopped', {'agent.id': a.agentId, runtime: a.handle.runtime})
         return {log}
       }
       case 'agent.logs':

@@ -7,6 +7,8 @@ import {Broker} from './broker.js'
 import {loadIdentity, saveIdentity, type BrokerIdentity} from './identity.js'
 import {buildLocalApi} from './local-api.js'
 import {createRuntime, selectRuntime} from './runtimes/select.js'
+import {loadSettings} from '../config/settings-loader.js'
+import {createBrokerTelemetry, reportOverTunnel, type BrokerTelemetry} from '../telemetry/broker-telemetry.js'
 
 export interface StandaloneOptions {
   hubUrl: string
@@ -46,7 +48,12 @@ export async function runStandaloneBroker(opts: StandaloneOptions, onReady: (inf
   const runtimeOpts = {stateDir: join(opts.stateDir, 'logs')}
   const selected = opts.runtime ? {runtime: createRuntime(opts.runtime, {type: opts.runtime}, runtimeOpts), env: {}} : await selectRuntime({}, runtimeOpts)
   if (!(await selected.runtime.available())) throw new AppError('usage_error', `runtime ${selected.runtime.type} is not available on this host`)
-  const broker = new Broker({hubUrl: opts.hubUrl, brokerId: id.brokerId, secret: id.secret, stateDir: opts.stateDir, runtime: selected.runtime, runtimeEnv: selected.env, logger: logger.child({brokerId: id.brokerId})})
+  let telemetry: BrokerTelemetry | null = null
+  const broker = new Broker({hubUrl: opts.hubUrl, brokerId: id.brokerId, secret: id.secret, stateDir: opts.stateDir, runtime: selected.runtime, runtimeEnv: selected.env, logger: logger.child({brokerId: id.brokerId}), telemetry: (type, attributes) => telemetry?.emit(type, attributes)})
+  // Telemetry settings of this host: global and project files merged, SVC_TELEMETRY_* / SVC_OTEL_* over them.
+  const {tree} = await loadSettings()
+  telemetry = createBrokerTelemetry({send: reportOverTunnel(broker), tree: () => tree.telemetry, logger, debug: opts.logLevel === 'debug' || opts.logLevel === 'trace'})
+  await telemetry.start()
   broker.start()
   const api = await buildLocalApi(broker, logger)
   let localUrl: string | null = null
@@ -58,8 +65,9 @@ export async function runStandaloneBroker(opts: StandaloneOptions, onReady: (inf
   onReady({brokerId: id.brokerId, localUrl, joined})
   await new Promise<void>((resolve) => {
     const stop = () => {
-      broker.stop()
-      void api.close().then(resolve, resolve)
+      // Queued telemetry goes out over the tunnel before it closes.
+      const closed = (telemetry?.close() ?? Promise.resolve()).finally(() => broker.stop())
+      void Promise.all([closed, api.close()]).then(() => resolve(), () => resolve())
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)

@@ -68,10 +68,12 @@ interface Active {
 async function sinksFor(config: TelemetryConfig, opts: PipelineOptions): Promise<Partial<Record<SinkName, SpanExporter>>> {
   if (!config.enabled) return {}
   const out: Partial<Record<SinkName, SpanExporter>> = {}
-  if (config.cloud.enabled && config.cloud.endpoint) out.cloud = await cloudExporter(config.cloud, opts.exportTimeoutMs)
+  const reporting = config.hub.enabled && !!opts.report
+  if (reporting) out.hub = new EventExporter(opts.report!)
+  // A process that reports to the Hub leaves cloud export to the Hub: both would send each event twice.
+  if (!reporting && config.cloud.enabled && config.cloud.endpoint) out.cloud = await cloudExporter(config.cloud, opts.exportTimeoutMs)
   // Local output with no file goes to stderr: SVC_TELEMETRY_DEBUG alone shows something.
   if (config.local.enabled) out.local = localExporter({...config.local, console: config.local.console || !config.local.file}, opts.stderr)
-  if (config.hub.enabled && opts.report) out.hub = new EventExporter(opts.report)
   return out
 }
 
