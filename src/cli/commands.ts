@@ -6,6 +6,7 @@ import AgentDelete from '../../commands/agent/delete.js'
 import AgentGet from '../../commands/agent/get.js'
 import AgentList from '../../commands/agent/list.js'
 import AgentLogs from '../../commands/agent/logs.js'
+import AgentReincarnate from '../../commands/agent/reincarnate.js'
 import AgentRestart from '../../commands/agent/restart.js'
 import AgentStart from '../../commands/agent/start.js'
 import AgentStop from '../../commands/agent/stop.js'
@@ -58,6 +59,7 @@ export const COMMANDS = {
   'agent:get': AgentGet,
   'agent:list': AgentList,
   'agent:logs': AgentLogs,
+  'agent:reincarnate': AgentReincarnate,
   'agent:restart': AgentRestart,
   'agent:start': AgentStart,
   'agent:stop': AgentStop,

@@ -42,6 +42,7 @@ export const agentsApi = (c: HubClient) => ({
   get: (projectId: string, agent: string) => c.call<{agent: Agent}>('GET', agentPath(projectId, agent)),
   delete: (projectId: string, agent: string) => c.call<{agent: Agent}>('DELETE', agentPath(projectId, agent)),
   action: (projectId: string, agent: string, action: 'stop' | 'start' | 'restart') => c.call<{agent: Agent}>('POST', `${agentPath(projectId, agent)}/${action}`, {}),
+  reincarnate: (projectId: string, agent: string, role?: string) => c.call<{agent: Agent}>('POST', `${agentPath(projectId, agent)}/reincarnate`, role ? {role} : {}),
   logs: (projectId: string, agent: string) => c.call<string>('GET', `${agentPath(projectId, agent)}/logs`, undefined, {headers: {accept: 'text/plain'}}),
   status: (agentId: string, body: {phase?: string; activity?: string; detail?: string; heartbeat?: boolean}) =>
     c.call<{ok: true}>('POST', `/api/v1/agents/${enc(agentId)}/status`, body),

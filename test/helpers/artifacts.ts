@@ -1,6 +1,7 @@
 import {createHash} from 'node:crypto'
 import http from 'node:http'
 import pino from 'pino'
+import {creationCeiling} from '../../src/domain/delegation/record-edge.js'
 import {createAgentTokens} from '../../src/domain/agents/agent-tokens.js'
 import {createSessions} from '../../src/domain/auth/sessions.js'
 import type {HubConfig} from '../../src/domain/hub-config.js'
@@ -69,9 +70,8 @@ export async function makeUser(hub: TestHub, name: string): Promise<{id: string;
  * An agent of `projectId` with a real agent token minted from `role` (its scopes follow the
  * role: readonly reads artifacts, baseline and full also publish, none gets no scope).
  */
-export async function makeAgent(store: Store, projectId: string, role: string): Promise<{id: string; token: string}> {
+export async function makeAgent(store: Store, projectId: string, role: string, id = newId()): Promise<{id: string; token: string}> {
   const t = iso(new Date())
-  const id = newId()
   await store.agents.insert({
     id,
     projectId,
@@ -91,6 +91,11 @@ export async function makeAgent(store: Store, projectId: string, role: string): 
     createdBy: {kind: 'user', id: 'dev-user'},
     createdAt: t,
     updatedAt: t,
+  })
+  // Its delegation edge, as a creation by the dev user records it: agents' permissions walk it.
+  await store.delegationEdges.insert({
+    id: newId(), delegateAgentId: id, projectId, delegator: {kind: 'user', id: 'dev-user'}, role, provenanceVersion: 1, sourceCredentialKind: 'dev',
+    ceiling: JSON.stringify(creationCeiling(role, null)), ceilingPolicy: null, ceilingProjectId: null, initiator: null, createdAt: t,
   })
   const tokens = createAgentTokens({store, clock: systemClock, logger: pino({level: 'silent'}), config: {} as HubConfig})
   const {token} = await tokens.mint({id, role})

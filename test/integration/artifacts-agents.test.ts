@@ -5,7 +5,7 @@ import {SCOPE_ARTIFACT_READ, SCOPE_ARTIFACT_WRITE} from '../../src/domain/artifa
 import {createArtifactsService, type ArtifactsService} from '../../src/domain/artifacts/artifacts-service.js'
 import type {CallContext} from '../../src/domain/authz/context.js'
 import {systemClock} from '../../src/domain/shared/clock.js'
-import {sha256} from '../helpers/artifacts.js'
+import {makeAgent, sha256} from '../helpers/artifacts.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 
 /**
@@ -42,6 +42,8 @@ describeEachDialect('artifacts: agent callers', (dialect) => {
     svc = createArtifactsService({store: hub.store, clock: systemClock, logger: hub.logger, config: hub.config, blobs: hub.blobs, maxFileBytes: 1024})
     home = (await hub.request('POST', '/api/v1/projects/register', {body: {name: 'home'}})).body.project.id
     other = (await hub.request('POST', '/api/v1/projects/register', {body: {name: 'other'}})).body.project.id
+    // Real agents with recorded delegation edges: agents' artifact permissions walk their chain.
+    for (const [id, projectId] of [['ag1', home], ['ag2', home], ['ag3', other], ['ag4', home], ['ag5', home]]) await makeAgent(hub.store, projectId, 'full', id)
   })
   afterAll(() => hub?.dispose())
 

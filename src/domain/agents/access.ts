@@ -4,12 +4,14 @@ import type {CallContext} from '../authz/context.js'
 import {decideProject, enforce} from '../authz/decide.js'
 import type {Permission, ProjectRole} from '../authz/permissions.js'
 import type {Deps} from '../deps.js'
+import {createWalkGuard} from '../delegation/walk-guard.js'
 import {SCOPE} from './scopes.js'
 
 /**
  * Who may do what to agents. Users: their project role (or system admin, bounded by a user
  * access token). Agents: only inside their own project; reading needs no scope, lifecycle
- * actions on other agents need `ScopeAgentLifecycle`. Brokers: only agents they host.
+ * actions on other agents need `ScopeAgentLifecycle`; every agent permission also walks the
+ * agent's delegation chain (delegation/walk.ts). Brokers: only agents they host.
  * A caller who may not read the agent gets 404.
  */
 /**
@@ -25,12 +27,16 @@ export function ownsAgent(ctx: CallContext, agent: AgentRecord): boolean {
 
 export function createAgentAccess(deps: Deps) {
   const {store} = deps
+  const walk = createWalkGuard(deps)
 
   async function userRole(ctx: CallContext, projectId: string): Promise<ProjectRole | null> {
     return ctx.principal.kind === 'user' ? ((await store.projects.roleOf(projectId, ctx.principal.id)) as ProjectRole | null) : null
   }
 
   return {
+    /** The delegation walk, for checks of agent principals outside this file (keys, messages). */
+    walk,
+
     /** Throws unless the caller may use `permission` on agents of `projectId`. */
     async checkProject(ctx: CallContext, projectId: string, permission: Permission): Promise<void> {
       const p = ctx.principal
@@ -39,6 +45,7 @@ export function createAgentAccess(deps: Deps) {
         if (permission !== 'agent.read' && permission !== 'agent.list' && !ctx.scopes?.has(SCOPE.lifecycle)) {
           throw new AppError('forbidden', `this agent's token lacks ${SCOPE.lifecycle}`, {permission})
         }
+        await walk.require(ctx, permission, {message: `not allowed: ${permission} on project`})
         return
       }
       if (p.kind === 'broker') throw new AppError('forbidden', 'brokers cannot do this')
@@ -53,6 +60,8 @@ export function createAgentAccess(deps: Deps) {
         if (agent.brokerId !== p.id) throw notFound('agent')
         return
       }
+      // An agent reading or reporting on itself is self-maintenance, not delegated authority:
+      // no walk, so liveness never depends on its ancestors (docs/delegation.md).
       if (p.kind === 'agent' && p.id === agent.id && (permission === 'agent.read' || permission === 'agent.status_update')) return
       // Attach (and keys, authorized like it): the agent's owner may, without agent.attach.
       if (permission === 'agent.attach' && ownsAgent(ctx, agent)) {
@@ -72,7 +81,7 @@ export function createAgentAccess(deps: Deps) {
     /** Project IDs whose agents the caller may list (null: all, for a system admin). */
     async visibleProjects(ctx: CallContext): Promise<string[] | null> {
       const p = ctx.principal
-      if (p.kind === 'agent') return [p.projectId]
+      if (p.kind === 'agent') return (await walk.decide(ctx, 'agent.list')).allowed ? [p.projectId] : []
       if (p.kind === 'broker') return []
       if (ctx.bounds) return ctx.bounds.permissions.has('agent.list') ? [ctx.bounds.projectId] : []
       if (p.systemAdmin) return null

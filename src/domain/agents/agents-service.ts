@@ -13,6 +13,7 @@ import {placeHubCloudIdentity} from './cloud-identity-placement.js'
 import {checkQuotas, chooseBroker} from './dispatch.js'
 import {AGENT_ROLES} from './scopes.js'
 import {recordDelegation} from '../delegation/record-edge.js'
+import {reincarnateEdge} from '../delegation/reincarnate.js'
 import {agentTelemetryOverride} from '../../telemetry/overrides.js'
 import {BY_FIELD} from '../project-settings/registry.js'
 import {resolveAgentDefaults} from '../project-settings/resolve.js'
@@ -98,6 +99,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   const {store, clock} = deps
   const now = () => iso(clock.now())
   const view = (r: AgentRecord) => agentView(r, a.status.pendingFor(r.id), clock.now().getTime())
+  const walk = a.access.walk
 
   /** The current version's files of a template (base64), for the broker to lay out. */
   async function templateFilesOf(templateId: string): Promise<Array<{path: string; content: string}> | undefined> {
@@ -199,6 +201,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
       const role = String(applied.defaultAgentRole.value)
       if (!(AGENT_ROLES as readonly string[]).includes(role)) throw fieldError('role', `must be one of ${AGENT_ROLES.join(', ')}`)
+      // The child would get an assign-mode service account: its creating agent must hold the
+      // assign permission along its chain (V1 rules 1 and 6). Users are decided by their role.
+      if (applied.defaultCloudIdentityMode?.value === 'Assign') await walk.requireServiceAccountAssign(ctx)
       let template: string | null = null
       const templateRef = applied.defaultTemplate.value as string | null
       if (templateRef) {
@@ -300,6 +305,19 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     async restart(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
       await this.stop(ctx, ref, projectRef)
       return this.start(ctx, ref, projectRef)
+    },
+
+    /**
+     * Reincarnation (`agent.lifecycle` on the agent): re-records the agent's delegation edge
+     * when the rules say so (delegation/reincarnate.ts), then restarts a running agent so it
+     * gets a fresh token minted from its (possibly new) role.
+     */
+    async reincarnate(ctx: CallContext, ref: string, input: {role?: string}, projectRef?: string): Promise<AgentView> {
+      const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
+      if (input.role !== undefined && !(AGENT_ROLES as readonly string[]).includes(input.role)) throw fieldError('role', `must be one of ${AGENT_ROLES.join(', ')}`)
+      const updated = await reincarnateEdge(store, ctx, agent, input.role, now())
+      deps.logger.info({agentId: agent.id, by: ctx.principal.id, role: updated.role}, 'agent reincarnated')
+      return updated.phase === 'running' || updated.phase === 'provisioning' ? this.restart(ctx, agent.id) : view(updated)
     },
 
     /**

@@ -10,6 +10,7 @@ import type {ProjectRole} from '../authz/permissions.js'
 import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
+import {createWalkGuard} from '../delegation/walk-guard.js'
 import {decideManage, decidePublish, decideRead, SCOPE_ARTIFACT_READ, type ArtifactFacts, type ManageAction, type RolesOf} from './access.js'
 import {contentDisposition, contentTypeHeader, mediaTypeOf} from './media-types.js'
 
@@ -95,6 +96,7 @@ const tooLarge = (max: number, size?: number) =>
 export function createArtifactsService(deps: ArtifactsDeps) {
   const {store, clock, logger, blobs, maxFileBytes, config} = deps
   const now = () => iso(clock.now())
+  const walk = createWalkGuard(deps)
 
   function storage(): BlobStore {
     if (!blobs) throw new AppError('artifact_storage_unconfigured', 'this Hub has no artifact storage configured (server.storage.provider)')
@@ -126,6 +128,8 @@ export function createArtifactsService(deps: ArtifactsDeps) {
     const facts: ArtifactFacts = {ownerKind: a.ownerKind, ownerId: a.ownerId, projectId: a.projectId, grants}
     const roles = await rolesOf(ctx, [a.projectId, ...grants.filter((g) => g.granteeKind === 'project').map((g) => g.granteeId)])
     if (!decideRead(ctx, facts, roles).allowed) throw notFound('artifact')
+    // An agent also needs artifact.read along its delegation chain; unreadable looks absent.
+    if (!(await walk.decide(ctx, 'artifact.read')).allowed) throw notFound('artifact')
     return {a, facts}
   }
 
@@ -134,6 +138,7 @@ export function createArtifactsService(deps: ArtifactsDeps) {
     const loaded = await loadReadable(ctx, id)
     const d = decideManage(ctx, loaded.facts, action)
     if (!d.allowed) throw new AppError('forbidden', `only the artifact's owner may ${action === 'version' ? 'publish new versions of' : action} it`, {reason: d.reason})
+    await walk.require(ctx, 'artifact.create', {message: `not allowed: artifact.create in project ${loaded.a.projectId}`})
     return loaded
   }
 
@@ -217,6 +222,7 @@ export function createArtifactsService(deps: ArtifactsDeps) {
         if (d.status === 401) refuseScopelessAgent(ctx)
         throw new AppError('forbidden', `not allowed: artifact.create in project ${projectId}`, {permission: 'artifact.create', reason: d.reason})
       }
+      await walk.require(ctx, 'artifact.create', {message: `not allowed: artifact.create in project ${projectId}`})
 
       const id = newId()
       const file = await store1(id, input)

@@ -28,6 +28,12 @@ export function createKeysService(deps: Deps, k: {access: AgentAccess; gateway: 
   const denied = (why: string) => new AppError('keys_denied', `not allowed to send keys: ${why}`)
   const hasLifecycle = (ctx: CallContext) => ctx.scopes?.has(SCOPE.lifecycle) === true
 
+  /** An agent's live attach authority: `agent.attach` along its delegation chain, checked now. */
+  async function attachAuthority(ctx: CallContext, agent: AgentRecord): Promise<AgentRecord> {
+    await k.access.walk.require(ctx, 'agent.attach', {code: 'keys_denied', message: 'not allowed to send keys: the agent holds no live attach authority'})
+    return agent
+  }
+
   /** Target lookup and authorization, in the order the spec fixes for each route and caller. */
   async function authorize(ctx: CallContext, target: {ref: string; projectRef?: string}): Promise<AgentRecord> {
     const p = ctx.principal
@@ -40,14 +46,14 @@ export function createKeysService(deps: Deps, k: {access: AgentAccess; gateway: 
         if (!hasLifecycle(ctx)) throw denied(`the agent's token lacks ${SCOPE.lifecycle}`)
         const agent = await k.access.resolve(target.ref, p.projectId)
         if (!agent) throw notFound('agent')
-        return agent
+        return attachAuthority(ctx, agent)
       }
       // Top-level route: the scope first, then the target, then the project comparison.
       if (!hasLifecycle(ctx)) throw denied(`the agent's token lacks ${SCOPE.lifecycle}`)
       const agent = await k.access.resolve(target.ref)
       if (!agent) throw notFound('agent')
       if (agent.projectId !== p.projectId) throw new AppError('cross_project_keys_unsupported', 'agents may send keys only to agents of their own project')
-      return agent
+      return attachAuthority(ctx, agent)
     }
     // A human: the target's creator, or a holder of agent.attach on it.
     const projectId = target.projectRef !== undefined ? await projectIdOf(target.projectRef) : undefined

@@ -52,6 +52,8 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
     if (p.kind === 'agent') {
       if (p.projectId !== projectId) throw notFound('agent')
       if (!ctx.scopes?.has(SCOPE.notify)) throw new AppError('forbidden', `this agent's token lacks ${SCOPE.notify}`)
+      // Messaging other agents is delegated authority: agent.notify along the chain.
+      await m.access.walk.require(ctx, 'agent.notify', {message: 'not allowed: agent.notify on project'})
       return
     }
     await m.access.checkProject(ctx, projectId, 'agent.message')

@@ -8,6 +8,7 @@ import {decideProject, enforce} from '../authz/decide.js'
 import type {ProjectRole} from '../authz/permissions.js'
 import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
+import {createWalkGuard} from '../delegation/walk-guard.js'
 
 export interface SecretView {
   key: string
@@ -63,12 +64,14 @@ export function openSealed(key: Buffer, aad: string, sealed: string): string {
  * Project and user secrets (`/api/v1/projects/:id/secrets`). Values are encrypted at rest and
  * never returned by the API (list shows keys, scope, writer and time only); agents receive them
  * at dispatch. Users: project scope needs `project.update` (owners, admins), user scope any
- * reader of the project. Agents: their own project only; while `agent_secrets.user_scope_only`
+ * reader of the project. Agents: their own project only, holding `project.secret_read` (list)
+ * or `secret.use` (write, delete) along their delegation chain; while `agent_secrets.user_scope_only`
  * is on, an agent's project-scope write (an empty scope counts as project) is 403
  * `secret_scope_restricted`; an agent's user-scope secret belongs to the user who created it.
  */
 export function createSecretsService(deps: Deps, o: {key: () => Buffer; userScopeOnly: () => boolean}) {
   const {store} = deps
+  const walk = createWalkGuard(deps)
   const aad = (projectId: string, scope: string, userId: string, key: string) => `${projectId}/${scope}/${userId}/${key}`
 
   async function resolve(ctx: CallContext, idOrSlug: string, write: SecretScope | null) {
@@ -77,6 +80,9 @@ export function createSecretsService(deps: Deps, o: {key: () => Buffer; userScop
     const p = ctx.principal
     if (p.kind === 'agent') {
       if (p.projectId !== project.id) throw notFound('project')
+      // Provenance-requiring permissions: listing reads the project's secrets, writing uses them.
+      const permission = write === null ? 'project.secret_read' : 'secret.use'
+      await walk.require(ctx, permission, {message: `not allowed: ${permission} on project`})
       const agent = await store.agents.get(p.id)
       const owner = agent?.createdBy.kind === 'user' ? agent.createdBy.id : null
       return {project, userId: owner}

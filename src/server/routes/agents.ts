@@ -36,6 +36,7 @@ const statusBody = {
   additionalProperties: false,
   properties: {phase: {type: 'string'}, activity: {type: 'string'}, detail: {type: 'string', maxLength: 10_000}, heartbeat: {type: 'boolean'}},
 } as const
+const reincarnateBody = {type: 'object', additionalProperties: false, properties: {role: str}} as const
 const listQuery = {
   type: 'object',
   additionalProperties: false,
@@ -82,6 +83,10 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService) {
     for (const action of ['stop', 'start', 'restart'] as const) {
       app.post(`${base}/${action}`, {schema: {params}}, async (request) => ({agent: await agents[action](ctxOf(request), ref(request).id, ref(request).projectId)}))
     }
+    // Re-records the delegation edge when the rules say so, then restarts with a fresh token.
+    app.post(`${base}/reincarnate`, {schema: {params, body: reincarnateBody}}, async (request) => ({
+      agent: await agents.reincarnate(ctxOf(request), ref(request).id, (request.body ?? {}) as {role?: string}, ref(request).projectId),
+    }))
     app.post(`${base}/status`, {config: {quietLog: true, livenessReport: true}, schema: {params, body: statusBody}}, async (request) => {
       await agents.reportStatus(ctxOf(request), ref(request).id, request.body as never)
       return {ok: true}

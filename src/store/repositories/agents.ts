@@ -62,6 +62,9 @@ export interface AgentPatch {
   lastHeartbeatAt?: string
   deletedAt?: string
   messageMode?: string
+  /** Reincarnation: a new role, and the user who re-recorded the agent's delegation. */
+  role?: string
+  createdBy?: {kind: string; id: string}
 }
 
 export interface AgentFilter {
@@ -152,6 +155,8 @@ export const agentsRepo = (db: Kysely<Database>) => ({
         ...(patch.lastHeartbeatAt !== undefined && {last_heartbeat_at: patch.lastHeartbeatAt}),
         ...(patch.deletedAt !== undefined && {deleted_at: patch.deletedAt}),
         ...(patch.messageMode !== undefined && {message_mode: patch.messageMode}),
+        ...(patch.role !== undefined && {role: patch.role}),
+        ...(patch.createdBy !== undefined && {created_by_kind: patch.createdBy.kind, created_by_id: patch.createdBy.id}),
         updated_at: now,
       })
       .where('id', '=', id)

@@ -1,4 +1,4 @@
-import type {Kysely, Selectable} from 'kysely'
+import {sql, type Kysely, type Selectable} from 'kysely'
 import type {Database, DelegationEdgesTable} from '../schema.js'
 
 /**
@@ -21,6 +21,14 @@ export interface EdgeRecord {
   initiator: {kind: string; id: string} | null
   createdAt: string
   updatedAt: string
+}
+
+/** What the walk needs of each agent on a chain. */
+export interface ChainAgent {
+  id: string
+  projectId: string
+  role: string
+  deleted: boolean
 }
 
 export type NewEdge = Omit<EdgeRecord, 'active' | 'deactivationCause' | 'updatedAt'> & {active?: boolean}
@@ -87,6 +95,25 @@ export const delegationEdgesRepo = (db: Kysely<Database>) => ({
   async activeFor(agentId: string): Promise<EdgeRecord[]> {
     const rows = await db.selectFrom('delegation_edges').selectAll().where('delegate_agent_id', '=', agentId).where('active', '=', 1).orderBy('id').execute()
     return rows.map(toEdge)
+  },
+  /**
+   * The walk's input in two queries, whatever the depth: the active edges of an agent and of
+   * every agent above it through agent delegators (at most `maxDepth` levels; a cycle stops
+   * there too), and those agents' project, role and deletion. Duplicates are returned as found.
+   */
+  async activeChain(agentId: string, maxDepth: number): Promise<{edges: EdgeRecord[]; agents: ChainAgent[]}> {
+    const chain = sql`with recursive chain(agent_id, depth) as (
+      select cast(${agentId} as text), 0
+      union
+      select e.delegator_id, c.depth + 1 from chain c
+        join delegation_edges e on e.delegate_agent_id = c.agent_id and e.active = 1 and e.delegator_kind = 'agent'
+        where c.depth < ${maxDepth})`
+    const edges = await sql<Selectable<DelegationEdgesTable>>`${chain} select * from delegation_edges where active = 1 and delegate_agent_id in (select agent_id from chain)`.execute(db)
+    const agents = await sql<{id: string; project_id: string; role: string; deleted_at: string | null}>`${chain} select id, project_id, role, deleted_at from agents where id in (select agent_id from chain)`.execute(db)
+    return {
+      edges: edges.rows.map(toEdge),
+      agents: agents.rows.map((r) => ({id: r.id, projectId: r.project_id, role: r.role, deleted: r.deleted_at !== null})),
+    }
   },
   /** Every active edge: the planner's input. */
   async listActive(): Promise<EdgeRecord[]> {

@@ -1,0 +1,156 @@
+import {Writable} from 'node:stream'
+import pino from 'pino'
+import {afterAll, beforeAll, expect, it} from 'vitest'
+import {AppError} from '../../src/api/app-error.js'
+import type {CallContext} from '../../src/domain/authz/context.js'
+import {createWalkGuard} from '../../src/domain/delegation/walk-guard.js'
+import {PROVENANCE_REQUIRED} from '../../src/domain/delegation/role-scopes.js'
+import {UNRECORDED_DENIAL} from '../../src/domain/delegation/types.js'
+import {iso} from '../../src/domain/shared/clock.js'
+import {startFakeBrokerHub, type FakeBrokerHub} from '../helpers/fake-broker-hub.js'
+import {describeEachDialect} from '../helpers/hub.js'
+import {createUser, type TestUser} from '../helpers/users.js'
+import {walkFixture} from '../helpers/walk-fixture.js'
+
+/**
+ * The permission walk over real HTTP routes: a version-0 hop denies the provenance-requiring
+ * permissions with the spec's details and no edge or ancestor ID; a recorded chain allows;
+ * revoking an ancestor (edge, deletion, suspended root user) denies descendants at once, and
+ * restoring the user restores them; an agent with an unrecorded hop cannot give a child an
+ * assign-mode service account.
+ */
+describeEachDialect('delegation walk', (dialect) => {
+  let hub: FakeBrokerHub
+  let projectId: string
+  let member: TestUser
+  let f: ReturnType<typeof walkFixture>
+  const logLines: string[] = []
+
+  beforeAll(async () => {
+    // Debug level, captured: SPEC Events 6 names the delegate of an unrecorded hop in the log.
+    const sink = new Writable({write: (chunk, _enc, cb) => (logLines.push(String(chunk)), cb())})
+    hub = await startFakeBrokerHub(dialect, {logger: pino({level: 'debug'}, sink)})
+    projectId = (await hub.request('POST', '/api/v1/projects/register', {body: {name: 'walk'}})).body.project.id
+    member = await createUser(hub)
+    await hub.store.projects.setMember(projectId, member.user.id, 'member', iso(new Date()))
+    f = walkFixture(hub, projectId)
+  })
+  afterAll(() => hub?.dispose())
+
+  const expectUnrecordedDenial = (r: {status: number; body: any}, hidden: string[]) => {
+    expect(r.status, JSON.stringify(r.body)).toBe(403)
+    expect(r.body.error.code).toBe('forbidden')
+    expect(r.body.error.details).toMatchObject(UNRECORDED_DENIAL)
+    expect(r.body.error.details.remediation_path).toBe('/api/v1/admin/delegation-adoption')
+    for (const id of hidden) expect(JSON.stringify(r.body)).not.toContain(id)
+  }
+
+  it('an unrecorded own hop denies the provenance permissions with the details, and allows the rest', async () => {
+    const id = await f.create('legacy', hub.devToken)
+    await f.unrecord(id)
+    const token = hub.tokenOf(id)
+    const hidden = (await f.chainIds([])).concat((await hub.store.delegationEdges.forAgent(id)).map((e) => e.id))
+    // The existing message is kept; only the details grow.
+    const list = await f.listSecrets(token)
+    expectUnrecordedDenial(list, hidden)
+    expect(list.body.error.message).toBe('not allowed: project.secret_read on project')
+    expectUnrecordedDenial(await hub.request('PUT', `/api/v1/projects/${projectId}/secrets/K`, {body: {value: 'v'}, token}), hidden)
+    // Permissions that need no provenance pass the unrecorded hop.
+    expect((await hub.request('GET', `/api/v1/agents?projectId=${projectId}`, {token})).body.agents.length).toBeGreaterThan(0)
+    expect((await f.create('legacy-child', token)).length).toBeGreaterThan(0)
+    expect(logLines.some((l) => l.includes('delegation walk denied: unrecorded hop') && l.includes(id))).toBe(true)
+  })
+
+  it('every one of the eight provenance permissions is denied on an ancestor version-0 hop', async () => {
+    const parent = await f.create('v0-parent', hub.devToken)
+    const child = await f.create('v0-child', hub.tokenOf(parent))
+    await f.unrecord(parent)
+    const walk = createWalkGuard(hub)
+    const ctx: CallContext = {principal: {kind: 'agent', id: child, projectId}, credentialKind: 'agent', requestId: 't'}
+    const hidden = await f.chainIds([parent])
+    for (const permission of PROVENANCE_REQUIRED) {
+      const err = await walk.require(ctx, permission).catch((e: unknown) => e)
+      expect(err, permission).toBeInstanceOf(AppError)
+      expect((err as AppError).details).toEqual({permission, reason: 'ceiling_unrecorded', ...UNRECORDED_DENIAL})
+      for (const id of hidden) expect(JSON.stringify((err as AppError).details)).not.toContain(id)
+    }
+    expectUnrecordedDenial(await f.listSecrets(hub.tokenOf(child)), hidden)
+  })
+
+  it('a recorded chain allows the provenance permissions', async () => {
+    const parent = await f.create('rec-parent', member.token)
+    const child = await f.create('rec-child', hub.tokenOf(parent))
+    expect((await f.listSecrets(hub.tokenOf(child))).status).toBe(200)
+    expect((await hub.request('PUT', `/api/v1/projects/${projectId}/secrets/FROM_CHILD`, {body: {value: 'v'}, token: hub.tokenOf(child)})).status).toBe(200)
+  })
+
+  it("deactivating an ancestor's edge denies the descendant at once; reactivating allows again", async () => {
+    const parent = await f.create('edge-parent', member.token)
+    const child = await f.create('edge-child', hub.tokenOf(parent))
+    const token = hub.tokenOf(child)
+    expect((await f.listSecrets(token)).status).toBe(200)
+    const [edge] = await hub.store.delegationEdges.activeFor(parent)
+    await hub.store.delegationEdges.deactivate(edge.id, 'revoked', iso(new Date()))
+    const denied = await f.listSecrets(token)
+    expect(denied.status).toBe(403)
+    // A plain denial: adoption would not lift it, so no remediation keys.
+    expect(denied.body.error.details).toEqual({permission: 'project.secret_read', reason: 'missing_edge'})
+    await hub.store.delegationEdges.reactivate(edge.id, iso(new Date()))
+    expect((await f.listSecrets(token)).status).toBe(200)
+  })
+
+  it('deleting an ancestor agent denies the descendant at once', async () => {
+    const parent = await f.create('del-parent', member.token)
+    const child = await f.create('del-child', hub.tokenOf(parent))
+    const token = hub.tokenOf(child)
+    expect((await hub.request('GET', `/api/v1/agents/${parent}`, {token})).status).toBe(200)
+    expect((await hub.request('DELETE', `/api/v1/agents/${parent}`)).status).toBe(200)
+    const r = await f.listSecrets(token)
+    expect(r.status).toBe(403)
+    expect(r.body.error.details.reason).toBe('parent_deleted')
+    expect((await hub.request('GET', `/api/v1/agents?projectId=${projectId}`, {token})).body.agents).toEqual([])
+  })
+
+  it('suspending the root user denies descendants at once; restoring the user restores them', async () => {
+    const root = await createUser(hub)
+    await hub.store.projects.setMember(projectId, root.user.id, 'member', iso(new Date()))
+    const parent = await f.create('root-parent', root.token)
+    const child = await f.create('root-child', hub.tokenOf(parent))
+    const token = hub.tokenOf(child)
+    const probe = () => hub.request('GET', `/api/v1/agents/${parent}`, {token})
+    expect((await probe()).status).toBe(200)
+    expect((await hub.request('PATCH', `/api/v1/users/${root.user.id}`, {body: {status: 'suspended'}})).status).toBe(200)
+    for (const r of [await probe(), await f.listSecrets(token), await f.listSecrets(hub.tokenOf(parent))]) {
+      expect(r.status).toBe(403)
+      expect(r.body.error.details.reason).toBe('root_inactive')
+    }
+    expect((await hub.request('PATCH', `/api/v1/users/${root.user.id}`, {body: {status: 'active'}})).status).toBe(200)
+    expect((await probe()).status).toBe(200)
+    expect((await f.listSecrets(token)).status).toBe(200)
+  })
+
+  it('an agent with an unrecorded hop cannot create an assign-mode child; a recorded one can', async () => {
+    const legacy = await f.create('sa-legacy', hub.devToken)
+    await f.unrecord(legacy)
+    const hidden = await f.chainIds([legacy])
+    const assign = {cloudIdentityMode: 'Assign', cloudIdentityServiceAccountId: 'builder@example.iam'}
+    const r = await hub.request('POST', '/api/v1/agents', {body: {projectId, name: 'sa-child', harnessConfig: 'shell', ...assign}, token: hub.tokenOf(legacy)})
+    expectUnrecordedDenial(r, hidden)
+    expect(r.body.error.message).toMatch(/ask an authorized user to reincarnate or recreate this agent/)
+    expect(r.body.error.details.permission).toBe('cloud_service_account.assign')
+    expect(await hub.store.agents.getByName(projectId, 'sa-child')).toBeNull()
+    // A child without an assign-mode account is still allowed.
+    await f.create('plain-child', hub.tokenOf(legacy))
+
+    // The project default applies too (rule 6): the child would take the default account.
+    const set = await hub.request('PUT', `/api/v1/projects/${projectId}/settings`, {body: {defaultCloudIdentityMode: 'Assign', defaultCloudIdentityServiceAccountId: 'builder@example.iam'}})
+    expect(set.status, JSON.stringify(set.body)).toBe(200)
+    try {
+      expectUnrecordedDenial(await hub.request('POST', '/api/v1/agents', {body: {projectId, name: 'sa-default', harnessConfig: 'shell'}, token: hub.tokenOf(legacy)}), hidden)
+      const recorded = await f.create('sa-recorded', member.token)
+      await f.create('sa-recorded-child', hub.tokenOf(recorded))
+    } finally {
+      await hub.request('PUT', `/api/v1/projects/${projectId}/settings`, {body: {defaultCloudIdentityMode: null, defaultCloudIdentityServiceAccountId: null}})
+    }
+  })
+})
