@@ -1,5 +1,6 @@
 import {describe, expect, it} from 'vitest'
-import {mergeTelemetry, telemetryEnv, toTelemetryConfig} from './config.js'
+import type {Bootstrap} from '../config/bootstrap.js'
+import {mergeTelemetry, telemetryEnv, toTelemetryConfig, withTelemetryEnv} from './config.js'
 
 describe('telemetry configuration', () => {
   it('has the defaults of the spec table', () => {
@@ -63,5 +64,15 @@ describe('telemetry configuration', () => {
     expect(c.hub.reportIntervalMs).toBe(60_000)
     expect(c.filter.samplingDefault).toBe(1)
     expect(c.filter.samplingRates).toEqual({a: 0.1})
+  })
+
+  it('puts the variables into the bootstrap the Hub seeds its telemetry section from', () => {
+    const boot = {tree: {telemetry: {enabled: false, cloud: {endpoint: 'file:4317', headers: {a: '1'}}}}, values: {'telemetry.enabled': false}} as unknown as Bootstrap
+    const warnings: string[] = []
+    const out = withTelemetryEnv(boot, {SVC_TELEMETRY_ENABLED: '1', SVC_OTEL_ENDPOINT: 'env:4317', SVC_OTEL_INSECURE: 'perhaps'}, (m) => warnings.push(m))
+    expect(out.tree.telemetry).toEqual({enabled: true, cloud: {endpoint: 'env:4317', headers: {a: '1'}}})
+    expect(out.values['telemetry.enabled']).toBe(true)
+    expect(warnings).toEqual(['telemetry: SVC_OTEL_INSECURE: expected true or false, found "perhaps" (ignored)'])
+    expect(withTelemetryEnv(boot, {}, () => {})).toBe(boot)
   })
 })

@@ -110,13 +110,16 @@ describe('telemetry pipeline against a real OTLP receiver', () => {
     expect(written.join('')).toBe(readFileSync(file, 'utf8'))
   })
 
-  it('reports filtered events to the Hub through the hub sink', async () => {
+  it('reports filtered events to the Hub through the hub sink, and leaves cloud export to the Hub', async () => {
     const reported: TelemetryEvent[][] = []
-    const p = await pipeline({cloud: {enabled: false}}, {report: (events) => void reported.push(events)})
+    const p = await pipeline({}, {report: (events) => void reported.push(events)})
     p.emit(ev('broker.agent.started', {session_id: 'abc', agent_id: 'a1'}))
     p.emit(ev('agent.user.prompt', {prompt: 'x'}))
     await p.flush()
     expect(reported).toEqual([[{type: 'broker.agent.started', time: expect.any(Number), attributes: {session_id: expect.stringMatching(/^[0-9a-f]{64}$/), agent_id: 'a1'}}]])
+    // The cloud endpoint is configured, but the Hub exports reported events: not sent twice.
+    expect(receiver.requests).toEqual([])
+    expect(Object.keys(p.stats().sinks)).toEqual(['hub'])
   })
 
   it('with the receiver down, emit returns at once and a full queue drops its oldest spans', async () => {
