@@ -34,9 +34,9 @@ interface AdoptionStatus {
 
 export const PAGE_SIZE = 20
 
-const countsTable = (label: string, counts: Record<string, number>) =>
+const countsTable = (label: string, heading: string, counts: Record<string, number>) =>
   html`<table aria-label=${label} class="compact">
-    <thead><tr><th scope="col">${label}</th><th scope="col">Records</th></tr></thead>
+    <thead><tr><th scope="col">${heading}</th><th scope="col">Records</th></tr></thead>
     <tbody>${Object.entries(counts).map(([k, n]) => html`<tr><td>${k}</td><td data-count=${k}>${n}</td></tr>`)}</tbody>
   </table>`
 
@@ -115,21 +115,21 @@ export class SvcAdoption extends LitElement {
         ${d.snapshotTaken ? html`Boot snapshot taken${d.cohort ? ` ${d.cohort.takenAt}: ${d.cohort.recordCount} record(s) in the cohort` : ''}.` : 'The boot snapshot is not taken yet.'}
         ${d.marker ? html` Start-up migration marker written ${d.marker.writtenAt} (retry version ${d.marker.retryVersion}).` : ''}
       </p>
-      <div class="row top">${countsTable('Status', d.counts.byStatus)}${countsTable('Reason', d.counts.byReason)}</div>
+      <div class="row top">${countsTable('Records by status', 'Status', d.counts.byStatus)}${countsTable('Records by reason', 'Reason', d.counts.byReason)}</div>
 
       <h3>Records</h3>
       <div class="row">
-        <label for="f-status">Status</label>
+        <label for="f-status">Filter by status</label>
         <select id="f-status" @change=${this.filter('status')}>
           <option value="">any</option>
           ${Object.keys(d.counts.byStatus).map((s) => html`<option value=${s} ?selected=${s === this.status}>${s}</option>`)}
         </select>
-        <label for="f-reason">Reason</label>
+        <label for="f-reason">Filter by reason</label>
         <select id="f-reason" @change=${this.filter('reason')}>
           <option value="">any</option>
           ${Object.keys(d.counts.byReason).map((s) => html`<option value=${s} ?selected=${s === this.reason}>${s}</option>`)}
         </select>
-        <label for="f-project">Project ID</label>
+        <label for="f-project">Filter by project ID</label>
         <input id="f-project" .value=${this.projectId} @change=${this.filter('projectId')}>
       </div>
       <table aria-label="Adoption records">
