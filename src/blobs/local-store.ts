@@ -1,13 +1,12 @@
 import {randomUUID} from 'node:crypto'
-import {createReadStream, createWriteStream} from 'node:fs'
+import {createReadStream} from 'node:fs'
 import {mkdir, rename, rm, stat} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
 import type {Readable} from 'node:stream'
-import {pipeline} from 'node:stream/promises'
 import {assertKey, type BlobInfo, type BlobStore, type PutOptions} from './blob-store.js'
-import {measuring} from './measure.js'
+import {writeHashed} from './hash-writer.js'
 
-/** Read and write in 1 MiB pieces: fewer system calls than the 64 KiB default, bounded memory. */
+/** Read in 1 MiB pieces: fewer system calls than the 64 KiB default, bounded memory. */
 const IO_CHUNK = 1024 * 1024
 
 /**
@@ -27,10 +26,9 @@ export function createLocalBlobStore(root: string): BlobStore {
       const final = pathOf(key)
       await mkdir(tmpDir, {recursive: true})
       const tmp = join(tmpDir, `${randomUUID()}.part`)
-      const m = measuring()
       try {
-        await pipeline(body, m.stream, createWriteStream(tmp, {flags: 'wx', mode: 0o600, highWaterMark: IO_CHUNK}), ...(opts.signal ? [{signal: opts.signal}] : []))
-        const info = m.result()
+        // Hashed and written by a worker thread while the event loop receives (hash-writer.ts).
+        const info = await writeHashed(body, tmp, opts.signal)
         await opts.accept?.(info)
         await mkdir(dirname(final), {recursive: true})
         await rename(tmp, final)
