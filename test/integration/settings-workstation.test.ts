@@ -130,6 +130,24 @@ describeEachDialect('settings: workstation server-config', (dialect) => {
     expect(hub!.services.settings!.agentSettings().quotas.maxAgentsPerProject).toBe(7)
   })
 
+  it('validation_failed (inline per section), invalid_timezone and invalid_cloud_identity_mode refuse the whole save: neither the file nor the database changes', async () => {
+    await start()
+    const cases: Array<[unknown, number, string]> = [
+      [{quotas: {max_agents_per_project: 'many'}, telemetry: {cloud: {protocol: 'smoke'}}, server: {hub: {port: 9995}}}, 400, 'validation_failed'],
+      [{default_timezone: 'Local', server: {hub: {port: 9995}}}, 422, 'invalid_timezone'],
+      [{default_cloud_identity_mode: 'Assign', server: {hub: {port: 9995}}}, 422, 'invalid_cloud_identity_mode'],
+    ]
+    for (const [body, status, code] of cases) {
+      const r = await put(body)
+      expect(r.status, JSON.stringify(body)).toBe(status)
+      expect(r.body.error.code).toBe(code)
+    }
+    expect((await put(cases[0][0])).body.error.details.sections).toHaveProperty('quotas')
+    expect(file()).toBe(COMMENTED)
+    const sections = (await hub!.request('GET', '/api/v1/admin/server-config')).body.sections
+    expect([sections.quotas.origin, sections.telemetry.origin, sections.agent_defaults.origin]).not.toContain('managed')
+  })
+
   it('an empty body is 400 invalid_request and writes nothing', async () => {
     await start()
     for (const body of [{}, {revisions: {quotas: 1}}, {mode: 'workstation', sections: {}}]) {
