@@ -1,3 +1,6 @@
+import AdminAdoptionCommit from '../../commands/admin/adoption/commit.js'
+import AdminAdoptionPreview from '../../commands/admin/adoption/preview.js'
+import AdminAdoptionStatus from '../../commands/admin/adoption/status.js'
 import AdminMaintenance from '../../commands/admin/maintenance.js'
 import AdminProfiling from '../../commands/admin/profiling.js'
 import AgentAttach from '../../commands/agent/attach.js'
@@ -51,6 +54,9 @@ import Whoami from '../../commands/whoami.js'
  * costs little at start-up.
  */
 export const COMMANDS = {
+  'admin:adoption:commit': AdminAdoptionCommit,
+  'admin:adoption:preview': AdminAdoptionPreview,
+  'admin:adoption:status': AdminAdoptionStatus,
   'admin:maintenance': AdminMaintenance,
   'admin:profiling': AdminProfiling,
   'agent:attach': AgentAttach,

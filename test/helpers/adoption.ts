@@ -18,7 +18,7 @@ export interface LegacyAgentSpec {
  * version-0 edge naming its creator, straight through the repositories (fast, so a test can
  * build hundreds). Returns the agent IDs in order.
  */
-export async function legacyAgents(hub: TestHub, specs: LegacyAgentSpec[]): Promise<string[]> {
+export async function legacyAgents(hub: Pick<TestHub, 'store'>, specs: LegacyAgentSpec[]): Promise<string[]> {
   const now = iso(new Date())
   const edges: NewEdge[] = []
   const ids: string[] = []
