@@ -84,4 +84,13 @@ describe('the web client of a hosted Hub', {timeout: 120_000}, () => {
     expect(await page.locator('svc-settings-section[data-section="hub"] svc-field[data-key="server.hub.hub_name"] input').getAttribute('readonly')).toBeNull()
     await screenshot(page, 'web-hosted-settings')
   })
+
+  it('signs out: the session is revoked and the page offers sign-in again', async () => {
+    const page = await signIn('alice')
+    const cookie = (await page.context().cookies(s.url)).find((c) => c.name === 'svc_session')!
+    await page.getByRole('button', {name: 'Sign out'}).click()
+    await page.getByRole('link', {name: 'Sign in with your identity provider'}).waitFor()
+    const me = await s.hub.request('GET', '/api/v1/auth/me', {token: cookie.value})
+    expect(me.status).toBe(401)
+  })
 })

@@ -51,6 +51,7 @@ export class SvcApp extends LitElement {
     css`
       header { display: flex; align-items: center; gap: 1rem; padding: .5rem 1rem; background: #16324f; color: #fff; }
       header .mode { color: #c9d6e3; }
+      header .sign-out { font-size: 12px; padding: .1rem .5rem; }
       header .who { margin-left: auto; font-size: 12px; }
       nav ul { display: flex; gap: .25rem; list-style: none; margin: 0; padding: .4rem 1rem 0; border-bottom: 1px solid #c9d1da; }
       nav a { display: block; padding: .35rem .8rem; text-decoration: none; color: #1d232a; border: 1px solid transparent; border-bottom: none; border-radius: 4px 4px 0 0; }
@@ -118,6 +119,13 @@ export class SvcApp extends LitElement {
     }
   }
 
+  /** Revokes the web session; the page then offers sign-in again. (Workstation browsers are signed in by the Hub.) */
+  private signOut = async () => {
+    await api('POST', '/api/v1/auth/logout', {}).catch(() => undefined)
+    this.status = null
+    this.signedOut = true
+  }
+
   private allowed(tab: Tab) {
     return tab.permission === null || !!this.status?.permissions.includes(tab.permission)
   }
@@ -160,6 +168,7 @@ export class SvcApp extends LitElement {
         <strong>svc Hub</strong>
         <span class="mode">${s.mode}</span>
         <span class="who" id="signed-in-as">Signed in as ${s.principal.id}${s.systemAdmin ? ' (system admin)' : ''}</span>
+        ${s.mode === 'hosted' && s.credentialKind === 'session' ? html`<button class="sign-out" @click=${this.signOut}>Sign out</button>` : ''}
       </header>
       ${s.maintenance.enabled ? html`<p class="notice error banner" role="status" id="maintenance-banner">Maintenance mode is on: only system admins can change anything.</p>` : ''}
       <nav aria-label="Hub sections">

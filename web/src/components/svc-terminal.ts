@@ -3,7 +3,8 @@ import {wsUrl} from '../api.js'
 import {shared} from '../styles.js'
 import {tail, terminalText} from '../terminal-text.js'
 
-const KEYS: Record<string, string> = {Enter: '\r', Backspace: '\x7f', Tab: '\t', Escape: '\x1b', ArrowUp: '\x1b[A', ArrowDown: '\x1b[B', ArrowRight: '\x1b[C', ArrowLeft: '\x1b[D'}
+// Tab is left to the browser (keyboard users move on with it); Ctrl+I sends a tab to the agent.
+const KEYS: Record<string, string> = {Enter: '\r', Backspace: '\x7f', Escape: '\x1b', ArrowUp: '\x1b[A', ArrowDown: '\x1b[B', ArrowRight: '\x1b[C', ArrowLeft: '\x1b[D'}
 
 /**
  * A WebSocket terminal stream of an agent: `attach` (interactive: keys typed in the focused
@@ -85,7 +86,6 @@ export class SvcTerminal extends LitElement {
     if (!data && e.ctrlKey && /^[a-z]$/i.test(e.key)) data = String.fromCharCode(e.key.toUpperCase().charCodeAt(0) - 64)
     if (!data && e.key.length === 1 && !e.ctrlKey) data = e.key
     if (!data) return
-    // Tab and Escape stay with the terminal while it has focus; Ctrl+] leaves it (keyboard users).
     e.preventDefault()
     this.send(data)
   }
