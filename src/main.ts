@@ -241,6 +241,7 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
       // `runtimes` and `profiles` are Layer-1: the database view (over bootstrap), followed on every save.
       runtimeSettings: () => (hub.services.settings?.resolved() ?? bootstrap.tree) as never,
       onSettingsChange: hub.services.settings && ((fn) => hub.services.settings!.onChange(fn)),
+      debug: ['debug', 'trace'].includes(bootstrap.logLevel),
     })
     // The broker's tunnel being open is not enough: the Hub dispatches only to a broker whose
     // hello it has read. Wait for that (briefly) so the first create after start-up finds it.

@@ -125,8 +125,9 @@ export function createHubTelemetry(o: HubTelemetryOptions) {
       for (const e of events) agentEmit(agentId, e)
       return events.length
     },
-    /** Records events waiting on an override lookup, then exports everything queued (tests, shutdown). */
+    /** Applies a pending configuration, records events waiting on an override lookup, then exports everything queued (tests). */
     async flush() {
+      await applying
       while (lookups.size) await Promise.all([...lookups])
       await pipeline.flush()
     },

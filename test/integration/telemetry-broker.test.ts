@@ -39,5 +39,7 @@ describeEachDialect('telemetry: a broker reports to the Hub', (dialect) => {
     expect(started[0].attributes).toMatchObject({'agent.id': agentId, 'project.id': projectId, 'broker.id': hub.brokerId})
     // Exported by the Hub, not by the broker itself.
     expect(started[0].resource['service.name']).toBe('svc-hub')
+    // The Hub's own event of the broker's tunnel.
+    expect(receiver.spans().filter((s) => s.name === 'broker.connected').map((s) => s.attributes['broker.id'])).toEqual([hub.brokerId])
   })
 })

@@ -1,6 +1,7 @@
 import type {Logger} from 'pino'
 import type {AgentStatusEvent, AliveEvent, HelloEvent} from '../../api/tunnel-protocol.js'
 import type {AgentsService} from '../agents/agents-service.js'
+import type {DomainEvent} from '../deps.js'
 import type {BrokersService} from './brokers-service.js'
 
 /**
@@ -9,7 +10,7 @@ import type {BrokersService} from './brokers-service.js'
  * telemetry reports go to the Hub's telemetry pipeline.
  * Failures are logged, never thrown back into the tunnel.
  */
-export function createBrokerEvents(deps: {brokers: BrokersService; agents: AgentsService; logger: Logger; telemetry?: {fromBroker(brokerId: string, data: unknown): unknown}}) {
+export function createBrokerEvents(deps: {brokers: BrokersService; agents: AgentsService; logger: Logger; telemetry?: {fromBroker(brokerId: string, data: unknown): unknown; emit(event: DomainEvent): void}}) {
   const {brokers, agents, logger} = deps
 
   async function handle(brokerId: string, event: string, data: unknown): Promise<void> {
@@ -17,6 +18,7 @@ export function createBrokerEvents(deps: {brokers: BrokersService; agents: Agent
       case 'hello': {
         const h = data as HelloEvent
         await brokers.connected(brokerId, {capabilities: h.capabilities ?? [], runtimes: h.runtimes ?? [], version: h.version ?? ''})
+        deps.telemetry?.emit({type: 'broker.connected', attributes: {'broker.id': brokerId, version: h.version ?? '', agents: (h.agents ?? []).length}})
         await agents.reconcile(brokerId, h.agents ?? [])
         return
       }
@@ -38,6 +40,7 @@ export function createBrokerEvents(deps: {brokers: BrokersService; agents: Agent
     },
     onDisconnect(brokerId: string): void {
       logger.info({brokerId}, 'broker disconnected')
+      deps.telemetry?.emit({type: 'broker.disconnected', attributes: {'broker.id': brokerId}})
       brokers.disconnected(brokerId).catch((err) => logger.warn({err, brokerId}, 'marking broker offline failed'))
     },
   }
