@@ -2,7 +2,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import {paths} from './paths.js'
 import {findProjectSettings} from './project-files.js'
 import {SETTINGS_SCHEMA} from './schema/settings-schema.js'
-import type {ObjectNode, SchemaNode} from './schema/types.js'
+import type {LeafNode, ObjectNode, SchemaNode} from './schema/types.js'
 import {envOverrides} from './schema/walk.js'
 import {pathKey, type Location, type SettingsIssue} from './settings-issues.js'
 import type {ValidatedFile} from './settings-validate.js'
@@ -127,6 +127,17 @@ function fillDefaults(tree: Tree, schema: ObjectNode, path: string[], filled: st
 const TRUE = /^(true|1|yes|on)$/i
 const FALSE = /^(false|0|no|off)$/i
 
+/** The value an `SVC_*` override variable sets, or why it cannot (booleans and fixed sets are checked). */
+export function overrideValue(node: LeafNode, raw: string): {value: unknown} | {problem: string} {
+  if (node.kind === 'bool') {
+    if (TRUE.test(raw.trim())) return {value: true}
+    if (FALSE.test(raw.trim())) return {value: false}
+    return {problem: `expected true or false, found ${JSON.stringify(raw)}`}
+  }
+  if (node.oneOf && !node.oneOf.includes(raw)) return {problem: `expected one of ${node.oneOf.map((v) => JSON.stringify(v)).join(', ')}, found ${JSON.stringify(raw)}`}
+  return {value: raw}
+}
+
 /**
  * Merges validated layers (global, then project), then the `SVC_*` overrides, then defaults;
  * resolves the active profile. Pure: reads nothing but its arguments.
@@ -148,21 +159,12 @@ export function resolveSettings(layers: Layer[], env: NodeJS.ProcessEnv): Omit<L
   for (const o of envOverrides()) {
     const raw = env[o.variable]
     if (raw === undefined || raw === '') continue
-    let value: unknown = raw
-    const problem = (message: string) =>
-      issues.push({severity: 'error', file: null, line: 0, column: 0, key: pathKey(o.path), message, variable: o.variable})
-    if (o.node.kind === 'bool') {
-      if (TRUE.test(raw.trim())) value = true
-      else if (FALSE.test(raw.trim())) value = false
-      else {
-        problem(`expected true or false, found ${JSON.stringify(raw)}`)
-        continue
-      }
-    } else if (o.node.oneOf && !o.node.oneOf.includes(raw)) {
-      problem(`expected one of ${o.node.oneOf.map((v) => JSON.stringify(v)).join(', ')}, found ${JSON.stringify(raw)}`)
+    const parsed = overrideValue(o.node, raw)
+    if ('problem' in parsed) {
+      issues.push({severity: 'error', file: null, line: 0, column: 0, key: pathKey(o.path), message: parsed.problem, variable: o.variable})
       continue
     }
-    setIn(tree, o.path, value)
+    setIn(tree, o.path, parsed.value)
     origins.set(pathKey(o.path), {origin: 'environment', variable: o.variable})
     envSet.set(pathKey(o.path), o.variable)
   }

@@ -48,7 +48,7 @@ describe('telemetry configuration', () => {
     })
     expect(tree).toEqual({enabled: true, cloud: {enabled: false, endpoint: 'collector:4317', tls: {insecure_skip_verify: true}}, local: {enabled: true}})
     expect(problems).toEqual([
-      'SVC_OTEL_PROTOCOL: expected one of grpc, http, found "udp"',
+      'SVC_OTEL_PROTOCOL: expected one of "grpc", "http", found "udp"',
       'SVC_TELEMETRY_HUB_ENABLED: expected true or false, found "maybe"',
     ])
   })

@@ -1,5 +1,5 @@
 import type {Bootstrap} from '../config/bootstrap.js'
-import {deepMerge} from '../config/settings-loader.js'
+import {deepMerge, overrideValue} from '../config/settings-loader.js'
 import {SETTINGS_SCHEMA} from '../config/schema/settings-schema.js'
 import type {ObjectNode, SchemaNode} from '../config/schema/types.js'
 import {envOverrides} from '../config/schema/walk.js'
@@ -62,9 +62,6 @@ export function mergeTelemetry(...layers: Array<Tree | null | undefined>): Tree 
   return layers.reduce<Tree>((acc, l) => (isObj(l) ? deepMerge(acc, l) : acc), {})
 }
 
-const TRUE = /^(true|1|yes|on)$/i
-const FALSE = /^(false|0|no|off)$/i
-
 /**
  * The `SVC_TELEMETRY_*` and `SVC_OTEL_*` variables as a telemetry tree (only those set). A value
  * that does not parse is reported in `problems` and ignored, so a typo never stops a Hub.
@@ -75,21 +72,14 @@ export function telemetryEnv(env: NodeJS.ProcessEnv): {tree: Tree; problems: str
   for (const o of envOverrides(TELEMETRY_NODE)) {
     const raw = env[o.variable]
     if (raw === undefined || raw === '') continue
-    let value: unknown = raw
-    if (o.node.kind === 'bool') {
-      if (TRUE.test(raw.trim())) value = true
-      else if (FALSE.test(raw.trim())) value = false
-      else {
-        problems.push(`${o.variable}: expected true or false, found ${JSON.stringify(raw)}`)
-        continue
-      }
-    } else if (o.node.oneOf && !o.node.oneOf.includes(raw)) {
-      problems.push(`${o.variable}: expected one of ${o.node.oneOf.join(', ')}, found ${JSON.stringify(raw)}`)
+    const parsed = overrideValue(o.node, raw)
+    if ('problem' in parsed) {
+      problems.push(`${o.variable}: ${parsed.problem}`)
       continue
     }
     let cur = tree
     for (const seg of o.path.slice(0, -1)) cur = (cur[seg] ??= {}) as Tree
-    cur[o.path[o.path.length - 1]] = value
+    cur[o.path[o.path.length - 1]] = parsed.value
   }
   return {tree, problems}
 }
