@@ -3,25 +3,16 @@ import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {classifyEdge, type EdgeClass} from './edge-class.js'
 import {BACKFILL_SENTINEL} from './policy-v1.js'
 import {PROVENANCE_REQUIRED, ROLE_SCOPES} from './role-scopes.js'
-import {MAX_WALK_DEPTH, UNRECORDED_DENIAL} from './types.js'
+import {MAX_WALK_DEPTH, UNRECORDED_DENIAL, type ExclusionReason} from './types.js'
 
-/** Why a chain cannot be walked at all, whatever the permission. */
-export const CHAIN_BREAKS = [
-  'agent_missing',
-  'agent_deleted',
-  'missing_edge',
-  'duplicate_active_edges',
-  'scope_mismatch',
-  'unsupported_delegator_type',
-  'no_principal_root',
-  'root_missing',
-  'root_inactive',
-  'parent_missing',
-  'parent_deleted',
-  'cycle',
-  'too_deep',
-] as const
-export type ChainBreak = (typeof CHAIN_BREAKS)[number]
+/**
+ * Why a chain cannot be walked at all, whatever the permission: the planner's structural
+ * exclusion reasons (same names, same meaning), plus the agent itself missing or deleted.
+ */
+export type ChainBreak =
+  | 'agent_missing'
+  | 'agent_deleted'
+  | Extract<ExclusionReason, 'missing_edge' | 'duplicate_active_edges' | 'scope_mismatch' | 'unsupported_delegator_type' | 'no_principal_root' | 'root_missing' | 'root_inactive' | 'parent_missing' | 'parent_deleted' | 'cycle' | 'too_deep'>
 
 /** One edge of the chain: hop 0 is the agent's own edge, the last one names the root user. */
 export interface WalkHop {
