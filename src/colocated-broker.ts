@@ -63,6 +63,7 @@ export async function startColocatedBroker(opts: {
     onChange: opts.onSettingsChange,
     logger,
     debug: opts.debug === true,
+    colocated: true,
   })
   await telemetry.start()
   // A save of `runtimes` or `profiles` reaches agents started afterwards; running ones stay put.

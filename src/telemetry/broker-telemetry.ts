@@ -12,6 +12,11 @@ export interface BrokerTelemetryOptions {
   onChange?: (fn: () => void) => () => void
   logger: Logger
   debug: boolean
+  /**
+   * The Hub's co-located broker: no `local` output of its own, since the Hub's local sink writes
+   * what it reports (the same process would write each event twice).
+   */
+  colocated?: boolean
 }
 
 /**
@@ -24,7 +29,13 @@ export function createBrokerTelemetry(o: BrokerTelemetryOptions) {
   let unsubscribe: (() => void) | undefined
   let applying = Promise.resolve()
   const apply = () =>
-    (applying = applying.then(() => pipeline.configure(toTelemetryConfig(o.tree()))).catch((err) => o.logger.warn({err}, 'telemetry: configuration not applied')))
+    (applying = applying
+      .then(() => {
+        const config = toTelemetryConfig(o.tree())
+        if (o.colocated) config.local.enabled = false
+        return pipeline.configure(config)
+      })
+      .catch((err) => o.logger.warn({err}, 'telemetry: configuration not applied')))
   return {
     pipeline,
     emit(type: string, attributes: Attributes) {

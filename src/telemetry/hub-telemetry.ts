@@ -68,7 +68,8 @@ export function createHubTelemetry(o: HubTelemetryOptions) {
 
   /** Emits an agent's event with that agent's filter; looks the override up once, off the caller's path. */
   function agentEmit(agentId: string, e: TelemetryEvent) {
-    const event = {...e, attributes: {'agent.id': agentId, ...e.attributes}}
+    // Set last: a reporting agent cannot claim another agent's events.
+    const event = {...e, attributes: {...e.attributes, 'agent.id': agentId}}
     const cached = filters.get(agentId)
     if (cached !== undefined) return pipeline.emit(event, {filter: cached ?? undefined})
     const known = trees.get(agentId)
