@@ -66,3 +66,71 @@ export interface DeviceStartDto {
   interval: number
   expiresIn: number
 }
+
+/** A hop of an adoption plan or of `notInCohort` (CONTRACT.md "Hop"); ceilings sorted or null. Revert hops add `originalEdgeId` and `coveredRecordIds`. */
+export interface AdoptionHopDto {
+  edgeId: string | null
+  agentId: string
+  projectId: string
+  outcome: string
+  reason: string | null
+  delegator: {kind: string; id: string} | null
+  role: string | null
+  beforeCeiling: string[] | null
+  afterCeiling: string[] | null
+  recordId: string | null
+  originalEdgeId?: string | null
+  coveredRecordIds?: string[]
+}
+
+/** A delegation adoption record (CONTRACT.md "Adoption record"). */
+export interface AdoptionRecordDto {
+  id: string
+  status: string
+  reason: string | null
+  origin: string
+  originalEdgeId: string | null
+  adoptedEdgeId: string | null
+  beforeFingerprint: string | null
+  projectId: string | null
+  delegateAgentId: string | null
+  actorKind: string | null
+  actorId: string | null
+  afterSummary: Record<string, unknown> | null
+  revertedByKind: string | null
+  revertedById: string | null
+  revertedAt: string | null
+  revertSummary: Record<string, unknown> | null
+  createdAt: string
+}
+
+/** `GET /api/v1/admin/delegation-adoption`. */
+export interface AdoptionStatusDto {
+  snapshotTaken: boolean
+  marker: {retryVersion: number; counts: Record<string, number>; writtenAt: string} | null
+  cohort: {takenAt: string; recordCount: number} | null
+  counts: {byStatus: Record<string, number>; byReason: Record<string, number>}
+  records: AdoptionRecordDto[]
+  total: number
+  limit: number
+  offset: number
+  notInCohort: AdoptionHopDto[]
+}
+
+/** `POST /api/v1/admin/delegation-adoption/previews`. */
+export interface AdoptionPreviewDto {
+  planId: string
+  planFingerprint: string
+  operation: 'adopt' | 'revert'
+  hops: AdoptionHopDto[]
+  coveredRecordIds: string[]
+  counts: Record<string, number>
+}
+
+/** `POST /api/v1/admin/delegation-adoption/commits`. */
+export interface AdoptionCommitDto {
+  planId: string
+  hops: number
+  coveredRecords: number
+  recordIds: string[]
+}

@@ -1,38 +1,12 @@
 import {Flags} from '@oclif/core'
 import {AppError} from '../api/app-error.js'
+import type {AdoptionCommitDto, AdoptionHopDto, AdoptionPreviewDto} from '../api/dto.js'
 import {fields, table} from './render.js'
 
-/** Shapes of the delegation adoption admin API (docs/api.md), as the CLI reads them. */
-export interface AdoptionHop {
-  edgeId: string | null
-  agentId: string
-  projectId: string
-  outcome: string
-  reason: string | null
-  delegator: {kind: string; id: string} | null
-  role: string | null
-  beforeCeiling: string[] | null
-  afterCeiling: string[] | null
-  recordId: string | null
-  originalEdgeId?: string | null
-  coveredRecordIds?: string[]
-}
-
-export interface AdoptionPreview {
-  planId: string
-  planFingerprint: string
-  operation: 'adopt' | 'revert'
-  hops: AdoptionHop[]
-  coveredRecordIds: string[]
-  counts: Record<string, number>
-}
-
-export interface AdoptionCommit {
-  planId: string
-  hops: number
-  coveredRecords: number
-  recordIds: string[]
-}
+/** The CLI reads the wire shapes of src/api/dto.ts. */
+export type AdoptionHop = AdoptionHopDto
+export type AdoptionPreview = AdoptionPreviewDto
+export type AdoptionCommit = AdoptionCommitDto
 
 export type PlanRequest = {operation: 'adopt'; scope: {projectId?: string; agentIds?: string[]}} | {operation: 'revert'; recordIds: string[]; confirmOriginalEdgeIds?: Record<string, string>}
 

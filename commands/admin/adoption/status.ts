@@ -1,31 +1,10 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../../src/cli/base-command.js'
-import {ADOPTION_ROUTE, countsText, hopsTable, hubFlag, type AdoptionHop} from '../../../src/cli/adoption-render.js'
+import type {AdoptionStatusDto} from '../../../src/api/dto.js'
+import {ADOPTION_ROUTE, countsText, hopsTable, hubFlag} from '../../../src/cli/adoption-render.js'
 import {fields, table} from '../../../src/cli/render.js'
 
-interface AdoptionRecordView {
-  id: string
-  status: string
-  reason: string | null
-  origin: string
-  originalEdgeId: string | null
-  adoptedEdgeId: string | null
-  projectId: string | null
-  delegateAgentId: string | null
-  createdAt: string
-}
-
-interface AdoptionStatus {
-  snapshotTaken: boolean
-  marker: {retryVersion: number; counts: Record<string, number>; writtenAt: string} | null
-  cohort: {takenAt: string; recordCount: number} | null
-  counts: {byStatus: Record<string, number>; byReason: Record<string, number>}
-  records: AdoptionRecordView[]
-  total: number
-  limit: number
-  offset: number
-  notInCohort: AdoptionHop[]
-}
+type AdoptionStatus = AdoptionStatusDto
 
 export default class AdminAdoptionStatus extends BaseCommand<AdoptionStatus> {
   static override description = `Show the delegation provenance adoption status (admin).

@@ -1,4 +1,5 @@
 import {AppError} from '../../api/app-error.js'
+import type {AdoptionCommitDto, AdoptionPreviewDto, AdoptionStatusDto} from '../../api/dto.js'
 import type {Repos} from '../../store/store.js'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
 import type {CallContext} from '../authz/context.js'
@@ -8,7 +9,7 @@ import {newId} from '../shared/secrets.js'
 import {recheckAdoptionAdmin, requireAdoptionAdmin} from './adoption-access.js'
 import {AUDIT_KIND, writeAdoptions, writeReverts} from './adoption-writes.js'
 import {loadWorld, planAdoption, planFingerprint, type PlannedHop, type PlanScope} from './planner.js'
-import {planRevert, type RevertHop} from './revert-plan.js'
+import {planRevert} from './revert-plan.js'
 import {COHORT_KEY, MARKER_KEY, type CohortHeader, type Hop, type Marker} from './types.js'
 
 /** Hops one admin commit may write (SPEC "Limits"). */
@@ -69,18 +70,18 @@ function countOutcomes(hops: Array<{outcome: string}>): Record<string, number> {
 export function createAdoptionService(deps: Deps) {
   const {clock} = deps
 
-  async function preview(ctx: CallContext, body: PlanBody) {
+  async function preview(ctx: CallContext, body: PlanBody): Promise<AdoptionPreviewDto> {
     requireAdoptionAdmin(ctx)
     const planId = newId()
     if (body.operation === 'adopt') {
       const p = await adoptPlan(deps.store, body.scope ?? {})
-      return {planId, planFingerprint: p.fingerprint, operation: body.operation, hops: p.hops as Array<Hop | RevertHop>, coveredRecordIds: [] as string[], counts: countOutcomes(p.hops)}
+      return {planId, planFingerprint: p.fingerprint, operation: body.operation, hops: p.hops, coveredRecordIds: [] as string[], counts: countOutcomes(p.hops)}
     }
     const p = await planRevert(deps.store, body.recordIds, body.confirmOriginalEdgeIds)
-    return {planId, planFingerprint: p.fingerprint, operation: body.operation, hops: p.hops as Array<Hop | RevertHop>, coveredRecordIds: p.coveredRecordIds, counts: countOutcomes(p.hops)}
+    return {planId, planFingerprint: p.fingerprint, operation: body.operation, hops: p.hops, coveredRecordIds: p.coveredRecordIds, counts: countOutcomes(p.hops)}
   }
 
-  async function commit(ctx: CallContext, body: CommitBody) {
+  async function commit(ctx: CallContext, body: CommitBody): Promise<AdoptionCommitDto> {
     requireAdoptionAdmin(ctx)
     const actor = {kind: 'user' as const, id: ctx.principal.id}
     const planId = body.planId ?? newId()
@@ -126,7 +127,7 @@ export function createAdoptionService(deps: Deps) {
     })
   }
 
-  async function status(ctx: CallContext, q: StatusQuery) {
+  async function status(ctx: CallContext, q: StatusQuery): Promise<AdoptionStatusDto> {
     requireAdoptionAdmin(ctx)
     const store = deps.store
     const limit = q.limit ?? 100
