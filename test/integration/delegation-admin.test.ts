@@ -1,4 +1,5 @@
 import {afterAll, beforeAll, expect, it} from 'vitest'
+import {edgeFingerprint} from '../../src/domain/delegation/edge-class.js'
 import {POLICY_V1} from '../../src/domain/delegation/policy-v1.js'
 import {iso} from '../../src/domain/shared/clock.js'
 import {newId} from '../../src/domain/shared/secrets.js'
@@ -92,6 +93,28 @@ describeEachDialect('delegation adoption admin: adopt commits', (dialect) => {
     const empty = await post('commits', fresh.commitBody)
     expect(empty.status).toBe(422)
     expect(empty.body.error.code).toBe('empty_plan')
+  })
+
+  it('a hop the start-up migration left pending is adopted by a commit into that same record', async () => {
+    const projectId = await newProject(hub, 'pending')
+    const [agentId] = await legacyAgents(hub, [{projectId, by: admin.user.id}])
+    const [edge] = await hub.store.delegationEdges.activeFor(agentId)
+    // A cohort record whose write failed at start-up: still pending, so not "not in cohort".
+    const pendingId = newId()
+    const now = iso(new Date())
+    await hub.store.delegationAdoptions.insertMany([{
+      id: pendingId, status: 'pending', reason: null, origin: 'startup_migration', originalEdgeId: edge.id, adoptedEdgeId: null, beforeFingerprint: edgeFingerprint(edge), projectId,
+      delegateAgentId: agentId, depth: 0, actorKind: null, actorId: null, afterSummary: null, revertedByKind: null, revertedById: null, revertedAt: null, revertSummary: null, createdAt: now,
+    }])
+    const st = await hub.request('GET', `${ADOPTION}?projectId=${projectId}`, {token: admin.token})
+    expect(st.body).toMatchObject({total: 1, notInCohort: []})
+    const {preview, commitBody} = await previewFor(hub, {operation: 'adopt', scope: {projectId}}, admin.token)
+    expect(preview.hops).toEqual([expect.objectContaining({agentId, outcome: 'adopt', recordId: pendingId})])
+    const c = await post('commits', commitBody)
+    expect(c.body.recordIds).toEqual([pendingId])
+    const [record] = await recordsOf(projectId)
+    expect(record).toMatchObject({id: pendingId, status: 'adopted', origin: 'admin_commit', actorKind: 'user', actorId: admin.user.id, originalEdgeId: edge.id})
+    expect(record.adoptedEdgeId).toBe((await hub.store.delegationEdges.activeFor(agentId))[0].id)
   })
 
   it('status: limit defaults to 100, at most 500 (501 is a validation error), offset pages', async () => {
