@@ -2,19 +2,7 @@ import {KEY_CLASS_RULES} from '../../config/key-classes.js'
 import {classOf, READ_ONLY_KEYS, WORKSTATION_FORCED, HUB_OWNED_KEYS} from '../../domain/settings/keys.js'
 import {schemaRows} from '../../config/schema/walk.js'
 import type {SchemaNode} from '../../config/schema/types.js'
-
-export interface LayoutField {
-  key: string
-  /** 0: bootstrap; 1: a database section; 'file': bootstrap key with no database home. */
-  layer: 0 | 1 | 'file'
-  section: string | null
-  /** How the page edits it: a leaf kind, or `json` for lists, maps and open values. */
-  kind: 'string' | 'int' | 'float' | 'bool' | 'json'
-  doc: string
-  /** Never saved from the page: read-only defaults, Hub-owned and workstation-forced keys. */
-  readOnly: boolean
-  options?: string[]
-}
+import type {LayoutField} from '../../api/settings-layout.js'
 
 const DATABASE_ONLY_KINDS: Record<string, LayoutField['kind']> = {'profiling.readiness_marks': 'bool'}
 

@@ -1,9 +1,9 @@
-import {LitElement, html} from 'lit'
+import {html} from 'lit'
 import {api} from '../api.js'
-import {markReady} from '../readiness.js'
 import {shared} from '../styles.js'
 import type {Hop} from './svc-hops.js'
 import type {SvcAdoptionPlan} from './svc-adoption-plan.js'
+import {LoadedView} from './svc-loaded-view.js'
 import './svc-hops.js'
 import './svc-adoption-plan.js'
 
@@ -44,45 +44,30 @@ const countsTable = (label: string, heading: string, counts: Record<string, numb
  * Delegation provenance adoption: counts by status and reason, the records (filters, paging),
  * the unrecorded hops no record covers (`notInCohort`), and the preview-then-commit flow.
  */
-export class SvcAdoption extends LitElement {
-  static properties = {data: {state: true}, status: {state: true}, reason: {state: true}, projectId: {state: true}, offset: {state: true}, failure: {state: true}}
+export class SvcAdoption extends LoadedView<AdoptionStatus> {
+  static properties = {status: {state: true}, reason: {state: true}, projectId: {state: true}, offset: {state: true}}
   static styles = shared
-  declare data: AdoptionStatus | null
   declare status: string
   declare reason: string
   declare projectId: string
   declare offset: number
-  declare failure: string
+  protected readonly view = 'adoption'
 
   constructor() {
     super()
-    this.data = null
     this.status = ''
     this.reason = ''
     this.projectId = ''
     this.offset = 0
-    this.failure = ''
-  }
-
-  override connectedCallback() {
-    super.connectedCallback()
     this.addEventListener('adoption-changed', () => void this.load())
-    void this.load()
   }
 
-  async load() {
+  protected fetchData() {
     const q = new URLSearchParams({limit: String(PAGE_SIZE), offset: String(this.offset)})
     if (this.status) q.set('status', this.status)
     if (this.reason) q.set('reason', this.reason)
     if (this.projectId.trim()) q.set('projectId', this.projectId.trim())
-    try {
-      this.data = await api<AdoptionStatus>('GET', `/api/v1/admin/delegation-adoption?${q}`)
-      this.failure = ''
-      await this.updateComplete
-      void markReady('adoption')
-    } catch (err) {
-      this.failure = (err as Error).message
-    }
+    return api<AdoptionStatus>('GET', `/api/v1/admin/delegation-adoption?${q}`)
   }
 
   private filter(field: 'status' | 'reason' | 'projectId') {
@@ -106,9 +91,9 @@ export class SvcAdoption extends LitElement {
   }
 
   override render() {
-    if (this.failure) return html`<h2>Delegation adoption</h2><p class="notice error" role="alert">${this.failure}</p>`
-    const d = this.data
-    if (!d) return html`<p class="muted" role="status">Loading adoption status…</p>`
+    const pending = this.pending('Loading adoption status…')
+    if (pending) return html`<h2>Delegation adoption</h2>${pending}`
+    const d = this.data!
     const last = Math.min(d.offset + d.records.length, d.total)
     return html`<h2>Delegation adoption</h2>
       <p class="muted">

@@ -1,7 +1,6 @@
 import {LitElement, html} from 'lit'
 import {api} from '../api.js'
-import {poll} from '../poll.js'
-import {markReady} from '../readiness.js'
+import {pollView} from '../poll.js'
 import {shared} from '../styles.js'
 import {terminalText} from '../terminal-text.js'
 import {AGENT_POLL_MS, type Agent} from './svc-agents.js'
@@ -32,20 +31,9 @@ export class SvcAgent extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback()
-    let first = true
-    this.stop = poll(async () => {
-      try {
-        this.agent = (await api<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(this.agentId)}`)).agent
-        this.failure = ''
-        if (this.agent.phase !== 'running' && this.archived === null) this.archived = await this.archivedLogs()
-        if (first) {
-          first = false
-          await this.updateComplete
-          void markReady('agent')
-        }
-      } catch (err) {
-        this.failure = (err as Error).message
-      }
+    this.stop = pollView(this, 'agent', async () => {
+      this.agent = (await api<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(this.agentId)}`)).agent
+      if (this.agent.phase !== 'running' && this.archived === null) this.archived = await this.archivedLogs()
     }, AGENT_POLL_MS)
   }
 

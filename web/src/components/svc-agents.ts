@@ -1,7 +1,6 @@
 import {LitElement, html} from 'lit'
 import {api} from '../api.js'
-import {poll} from '../poll.js'
-import {markReady} from '../readiness.js'
+import {pollView} from '../poll.js'
 import {shared} from '../styles.js'
 
 export interface Agent {
@@ -36,20 +35,9 @@ export class SvcAgents extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback()
-    let first = true
-    this.stop = poll(async () => {
-      try {
-        const q = this.projectId ? `?projectId=${encodeURIComponent(this.projectId)}` : ''
-        this.agents = (await api<{agents: Agent[]}>('GET', `/api/v1/agents${q}`)).agents
-        this.failure = ''
-        if (first) {
-          first = false
-          await this.updateComplete
-          void markReady('agents')
-        }
-      } catch (err) {
-        this.failure = (err as Error).message
-      }
+    this.stop = pollView(this, 'agents', async () => {
+      const q = this.projectId ? `?projectId=${encodeURIComponent(this.projectId)}` : ''
+      this.agents = (await api<{agents: Agent[]}>('GET', `/api/v1/agents${q}`)).agents
     }, AGENT_POLL_MS)
   }
 

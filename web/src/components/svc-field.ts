@@ -1,15 +1,8 @@
 import {LitElement, html, css} from 'lit'
+import type {LayoutField} from '../../../src/api/settings-layout.js'
 import {shared} from '../styles.js'
 
-export interface LayoutField {
-  key: string
-  layer: 0 | 1 | 'file'
-  section: string | null
-  kind: 'string' | 'int' | 'float' | 'bool' | 'json'
-  doc: string
-  readOnly: boolean
-  options?: string[]
-}
+export type {LayoutField}
 
 const SECRET = /secret|token|password/i
 

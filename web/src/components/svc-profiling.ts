@@ -1,7 +1,8 @@
-import {LitElement, html} from 'lit'
+import {html} from 'lit'
 import {api} from '../api.js'
-import {markReady, resetReadiness} from '../readiness.js'
+import {resetReadiness} from '../readiness.js'
 import {shared} from '../styles.js'
+import {LoadedView} from './svc-loaded-view.js'
 
 interface Profiling {
   readiness_marks: boolean
@@ -9,58 +10,40 @@ interface Profiling {
 }
 
 /** `profiling.readiness_marks`: turns the client's readiness performance marks on and off. */
-export class SvcProfiling extends LitElement {
-  static properties = {canWrite: {type: Boolean}, state: {state: true}, note: {state: true}, busy: {state: true}}
+export class SvcProfiling extends LoadedView<Profiling> {
+  static properties = {canWrite: {type: Boolean}}
   static styles = shared
   declare canWrite: boolean
-  declare state: Profiling | null
-  declare note: {kind: 'ok' | 'error'; text: string} | null
-  declare busy: boolean
+  protected readonly view = 'profiling'
 
   constructor() {
     super()
     this.canWrite = false
-    this.state = null
-    this.note = null
-    this.busy = false
   }
 
-  override async connectedCallback() {
-    super.connectedCallback()
-    try {
-      this.state = await api<Profiling>('GET', '/api/v1/admin/profiling')
-      await this.updateComplete
-      void markReady('profiling')
-    } catch (err) {
-      this.note = {kind: 'error', text: (err as Error).message}
-    }
+  protected fetchData() {
+    return api<Profiling>('GET', '/api/v1/admin/profiling')
   }
 
-  private async put(value: boolean | null) {
-    this.busy = true
-    try {
-      this.state = await api<Profiling>('PUT', '/api/v1/admin/profiling', {readiness_marks: value, revision: this.state?.revision})
+  private put(value: boolean | null) {
+    return this.act(async () => {
+      this.data = await api<Profiling>('PUT', '/api/v1/admin/profiling', {readiness_marks: value, revision: this.data?.revision})
       resetReadiness()
-      this.note = {kind: 'ok', text: `Readiness marks are ${this.state.readiness_marks ? 'on' : 'off'} (revision ${this.state.revision}).`}
-    } catch (err) {
-      this.note = {kind: 'error', text: (err as Error).message}
-    } finally {
-      this.busy = false
-    }
+      return `Readiness marks are ${this.data.readiness_marks ? 'on' : 'off'} (revision ${this.data.revision}).`
+    })
   }
 
   override render() {
-    const s = this.state
+    const s = this.data
     return html`<h2>Profiling</h2>
-      ${s
-        ? html`<div class="row">
-              <input id="readiness" type="checkbox" .checked=${s.readiness_marks} ?disabled=${!this.canWrite || this.busy} @change=${(e: Event) => this.put((e.target as HTMLInputElement).checked)}>
-              <label for="readiness">Readiness performance marks in the web client (<code>profiling.readiness_marks</code>)</label>
-            </div>
-            <p class="muted">Revision ${s.revision}. When on, each view calls performance.mark("svc:&lt;view&gt;:ready") once its data is shown.</p>
-            ${this.canWrite ? html`<button ?disabled=${this.busy} @click=${() => this.put(null)}>Reset profiling to its default</button>` : ''}`
-        : ''}
-      ${this.note ? html`<p class="notice ${this.note.kind}" role=${this.note.kind === 'error' ? 'alert' : 'status'}>${this.note.text}</p>` : ''}`
+      ${this.pending('Loading…') ??
+      html`<div class="row">
+          <input id="readiness" type="checkbox" .checked=${s!.readiness_marks} ?disabled=${!this.canWrite || this.busy} @change=${(e: Event) => this.put((e.target as HTMLInputElement).checked)}>
+          <label for="readiness">Readiness performance marks in the web client (<code>profiling.readiness_marks</code>)</label>
+        </div>
+        <p class="muted">Revision ${s!.revision}. When on, each view calls performance.mark("svc:&lt;view&gt;:ready") once its data is shown.</p>
+        ${this.canWrite ? html`<button ?disabled=${this.busy} @click=${() => this.put(null)}>Reset profiling to its default</button>` : ''}`}
+      ${this.noteView()}`
   }
 }
 customElements.define('svc-profiling', SvcProfiling)

@@ -1,8 +1,8 @@
-import {LitElement, html} from 'lit'
+import {html} from 'lit'
 import {api} from '../api.js'
-import {markReady} from '../readiness.js'
 import {shared} from '../styles.js'
 import type {LayoutField} from './svc-field.js'
+import {LoadedView} from './svc-loaded-view.js'
 import type {SectionMeta} from './svc-settings-section.js'
 import './svc-settings-section.js'
 
@@ -18,46 +18,31 @@ interface ServerConfig {
  * The admin settings page: every Layer-1 section (in the Hub's order) with its fields, then the
  * bootstrap keys. Sections reload the whole view after a save, reset or conflict.
  */
-export class SvcSettings extends LitElement {
-  static properties = {canWrite: {type: Boolean}, config: {state: true}, layout: {state: true}, failure: {state: true}}
+export class SvcSettings extends LoadedView<{config: ServerConfig; layout: LayoutField[]}> {
+  static properties = {canWrite: {type: Boolean}}
   static styles = shared
   declare canWrite: boolean
-  declare config: ServerConfig | null
-  declare layout: LayoutField[]
-  declare failure: string
+  protected readonly view = 'settings'
 
   constructor() {
     super()
     this.canWrite = false
-    this.config = null
-    this.layout = []
-    this.failure = ''
-  }
-
-  override connectedCallback() {
-    super.connectedCallback()
     this.addEventListener('settings-reload', () => void this.load())
-    void this.load()
   }
 
-  async load() {
-    try {
-      const [config, layout] = await Promise.all([api<ServerConfig>('GET', '/api/v1/admin/server-config'), this.layout.length ? {fields: this.layout} : api<{fields: LayoutField[]}>('GET', '/api/v1/admin/server-config/layout')])
-      this.config = config
-      this.layout = layout.fields
-      this.failure = ''
-      await this.updateComplete
-      void markReady('settings')
-    } catch (err) {
-      this.failure = (err as Error).message
-    }
+  protected async fetchData() {
+    // The layout never changes while the Hub runs: read once.
+    const [config, layout] = await Promise.all([
+      api<ServerConfig>('GET', '/api/v1/admin/server-config'),
+      this.data?.layout ?? api<{fields: LayoutField[]}>('GET', '/api/v1/admin/server-config/layout').then((r) => r.fields),
+    ])
+    return {config, layout}
   }
 
   override render() {
-    if (this.failure) return html`<p class="notice error" role="alert">${this.failure}</p>`
-    const c = this.config
-    if (!c) return html`<p class="muted" role="status">Loading settings…</p>`
-    const bootstrapFields = this.layout.filter((f) => f.layer !== 1)
+    const pending = this.pending('Loading settings…')
+    if (pending) return pending
+    const {config: c, layout} = this.data!
     return html`
       <h2>Hub settings</h2>
       <p class="muted">Operational (Layer-1) settings live in the Hub database, one section at a time; a save applies at once on every replica.</p>
@@ -66,13 +51,13 @@ export class SvcSettings extends LitElement {
           data-section=${name}
           .name=${name}
           .meta=${meta}
-          .fields=${this.layout.filter((f) => f.section === name)}
+          .fields=${layout.filter((f) => f.section === name)}
           .view=${c}
           .envOverrides=${c.env_overrides}
           ?canWrite=${this.canWrite}
         ></svc-settings-section>`,
       )}
-      <svc-settings-section data-section="bootstrap" .name=${null} .fields=${bootstrapFields} .view=${c} .envOverrides=${c.env_overrides} ?canWrite=${this.canWrite} ?layer0Editable=${c.layer0_editable}></svc-settings-section>
+      <svc-settings-section data-section="bootstrap" .name=${null} .fields=${layout.filter((f) => f.layer !== 1)} .view=${c} .envOverrides=${c.env_overrides} ?canWrite=${this.canWrite} ?layer0Editable=${c.layer0_editable}></svc-settings-section>
     `
   }
 }

@@ -1,0 +1,16 @@
+/**
+ * One field of the web client's settings form (GET /api/v1/admin/server-config/layout). Shared
+ * by the Hub (src/server/web/settings-layout.ts) and the client (web/).
+ */
+export interface LayoutField {
+  key: string
+  /** 0: bootstrap; 1: a database section; 'file': bootstrap key with no database home. */
+  layer: 0 | 1 | 'file'
+  section: string | null
+  /** How the page edits it: a leaf kind, or `json` for lists, maps and open values. */
+  kind: 'string' | 'int' | 'float' | 'bool' | 'json'
+  doc: string
+  /** Never saved from the page: read-only defaults, Hub-owned and workstation-forced keys. */
+  readOnly: boolean
+  options?: string[]
+}
