@@ -6,7 +6,9 @@ import type {CallContext} from '../../src/domain/authz/context.js'
 import {createWalkGuard} from '../../src/domain/delegation/walk-guard.js'
 import {PROVENANCE_REQUIRED} from '../../src/domain/delegation/role-scopes.js'
 import {UNRECORDED_DENIAL} from '../../src/domain/delegation/types.js'
+import {POLICY_V1} from '../../src/domain/delegation/policy-v1.js'
 import {iso} from '../../src/domain/shared/clock.js'
+import {newId} from '../../src/domain/shared/secrets.js'
 import {startFakeBrokerHub, type FakeBrokerHub} from '../helpers/fake-broker-hub.js'
 import {describeEachDialect} from '../helpers/hub.js'
 import {createUser, type TestUser} from '../helpers/users.js'
@@ -99,6 +101,31 @@ describeEachDialect('delegation walk', (dialect) => {
     expect((await f.listSecrets(token)).status).toBe(200)
   })
 
+  it("every agent route walks: with its parent's edge gone, the child is refused everywhere", async () => {
+    const parent = await f.create('routes-parent', member.token)
+    const child = await f.create('routes-child', hub.tokenOf(parent))
+    const peer = await f.create('routes-peer', member.token)
+    const token = hub.tokenOf(child)
+    const [edge] = await hub.store.delegationEdges.activeFor(parent)
+    await hub.store.delegationEdges.deactivate(edge.id, 'revoked', iso(new Date()))
+    const calls: Array<[string, string, unknown, string]> = [
+      ['GET', `/api/v1/agents/${peer}`, undefined, 'forbidden'],
+      ['POST', `/api/v1/agents/${peer}/stop`, {}, 'forbidden'],
+      ['POST', '/api/v1/agents', {projectId, name: 'routes-grandchild', harnessConfig: 'shell'}, 'forbidden'],
+      ['POST', `/api/v1/agents/${peer}/message`, {message: 'hello'}, 'forbidden'],
+      ['POST', `/api/v1/agents/${peer}/keys`, {keys: 'x'}, 'keys_denied'],
+    ]
+    for (const [method, url, body, code] of calls) {
+      const r = await hub.request(method, url, {body, token})
+      expect(r.status, `${method} ${url} ${JSON.stringify(r.body)}`).toBe(403)
+      expect(r.body.error).toMatchObject({code, details: {reason: 'missing_edge'}})
+    }
+    // Its own status reports are self-maintenance and keep working (docs/delegation.md).
+    expect((await hub.request('POST', `/api/v1/agents/${child}/status`, {body: {activity: 'idle'}, token})).status).toBe(200)
+    await hub.store.delegationEdges.reactivate(edge.id, iso(new Date()))
+    expect((await hub.request('GET', `/api/v1/agents/${peer}`, {token})).status).toBe(200)
+  })
+
   it('deleting an ancestor agent denies the descendant at once', async () => {
     const parent = await f.create('del-parent', member.token)
     const child = await f.create('del-child', hub.tokenOf(parent))
@@ -127,6 +154,21 @@ describeEachDialect('delegation walk', (dialect) => {
     expect((await hub.request('PATCH', `/api/v1/users/${root.user.id}`, {body: {status: 'active'}})).status).toBe(200)
     expect((await probe()).status).toBe(200)
     expect((await f.listSecrets(token)).status).toBe(200)
+  })
+
+  it('an adopted chain keeps the plain denial for what no adopted ceiling carries (artifacts)', async () => {
+    const id = await f.create('adopted', hub.devToken)
+    const old = await f.unrecord(id)
+    // The row an adoption writes: system_migration, the V1 ceiling of its role, bound to its project.
+    await hub.store.transaction(async (tx) => {
+      await tx.delegationEdges.deactivate(old.id, 'provenance_adopted', iso(new Date()))
+      await tx.delegationEdges.insert({...old, id: newId(), provenanceVersion: 1, sourceCredentialKind: 'system_migration', ceiling: JSON.stringify(POLICY_V1.full), ceilingPolicy: 'v1', ceilingProjectId: projectId, createdAt: iso(new Date())})
+    })
+    const token = hub.tokenOf(id)
+    expect((await f.listSecrets(token)).status).toBe(200)
+    const r = await hub.request('POST', '/api/v1/artifacts?name=a.txt', {body: Buffer.from('x'), headers: {'content-type': 'application/octet-stream'}, token})
+    expect(r.status, JSON.stringify(r.body)).toBe(403)
+    expect(r.body.error.details).toEqual({permission: 'artifact.create', reason: 'ceiling_lacks_permission'})
   })
 
   it('an agent with an unrecorded hop cannot create an assign-mode child; a recorded one can', async () => {
