@@ -7,6 +7,7 @@ import type {Store} from '../../src/store/store.js'
 import {newId} from '../../src/domain/shared/secrets.js'
 import {describeEachDialect, type TestHub, type TestHubOptions} from '../helpers/hub.js'
 import {buildLegacyFixture, FIXTURE_TIME} from '../helpers/legacy-fixture.js'
+import {createUser} from '../helpers/users.js'
 import {capturingLogger, createHubDb, openStoreOn, startHubOn, type HubDb} from '../helpers/restart-hub.js'
 
 /**
@@ -50,6 +51,13 @@ describeEachDialect('delegation start-up migration', (dialect) => {
     const out: Record<string, number> = {}
     for (const r of rs) out[r.status] = (out[r.status] ?? 0) + 1
     return out
+  }
+  /** The admin status route (team C's) as a system admin on a session sees it. */
+  const status = async () => {
+    const admin = await createUser(hub!, {systemAdmin: true})
+    const r = await hub!.request('GET', ADOPTION_STATUS_ROUTE, {token: admin.token})
+    expect(r.status).toBe(200)
+    return r.body
   }
   const failingWrite = (n: number) => {
     let writes = 0
@@ -121,6 +129,8 @@ describeEachDialect('delegation start-up migration', (dialect) => {
     for (const h of adopt.slice(1)) expect(byAgent.get(h.agentId)!.status, h.agentId).toBe('pending')
     expect(await s.hubSettings.get(MARKER_KEY)).toBeNull()
     expect(log.lines.some((l) => l.level === 50 && String(l.msg).includes('hop write failed'))).toBe(true)
+    // The pending hops are reported by the status view (and can be adopted by an admin commit).
+    expect((await status()).counts.byStatus).toMatchObject({adopted: 1, pending: adopt.length - 1})
     const cohort = await s.hubSettings.get<CohortHeader>(COHORT_KEY)
 
     s = await start()
@@ -226,6 +236,9 @@ describeEachDialect('delegation start-up migration', (dialect) => {
     expect(await s.hubSettings.get(MARKER_KEY)).toBeNull()
     expect(await s.delegationAdoptions.count()).toBe(0)
     expect(log.lines.some((l) => l.level === 50 && String(l.msg).includes('snapshot failed'))).toBe(true)
+    const before = await status()
+    expect(before).toMatchObject({snapshotTaken: false, cohort: null, marker: null, total: 0})
+    expect(before.notInCohort.length).toBe((await planNow()).adopt.length)
     const v0 = await lateAgent(s, 0)
     const v1 = await lateAgent(s, 1)
     const {plan} = await planNow()
@@ -235,6 +248,7 @@ describeEachDialect('delegation start-up migration', (dialect) => {
     expect(await s.hubSettings.get(COHORT_KEY)).toMatchObject({recordCount: plan.length})
     expect(byAgent.get(v0)!.status).toBe('adopted')
     expect(byAgent.get(v1)!.status).toBe('recorded')
+    expect(await status()).toMatchObject({snapshotTaken: true, notInCohort: []})
   })
 
   it('a restart never takes a second snapshot: edges written after it stay out of the cohort, and the warning counts them', async () => {
@@ -257,6 +271,7 @@ describeEachDialect('delegation start-up migration', (dialect) => {
     expect(byAgent.has(v1)).toBe(false)
     const [edge] = await s.delegationEdges.activeFor(v0)
     expect(classifyEdge(edge).kind).toBe('unrecorded')
+    expect((await status()).notInCohort.map((h: PlannedHop) => h.agentId)).toEqual([v0])
     expect(log.lines.find((l) => l.level === 40 && String(l.msg).includes(ADOPTION_STATUS_ROUTE))).toMatchObject({unrecordedHops: unrecordedExcluded + 1})
   })
 })

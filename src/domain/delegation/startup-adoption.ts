@@ -42,7 +42,7 @@ const key = (r: AdoptionRecord) => `${r.delegateAgentId ?? ''}\u0000${r.id}`
 const topDown = (a: AdoptionRecord, b: AdoptionRecord) => a.depth - b.depth || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)
 
 /** The cohort record of one examined hop: adoptable hops start `pending`, others take their outcome. */
-function cohortRecord(h: PlannedHop, now: string): NewAdoption {
+export function cohortRecord(h: PlannedHop, now: string): NewAdoption {
   return {
     id: newId(),
     status: h.outcome === 'adopt' ? 'pending' : h.outcome,
@@ -85,17 +85,20 @@ async function takeSnapshot(store: Store, now: string, hooks: StartupAdoptionHoo
 const cohortRecords = async (store: Store, status: string) => (await store.delegationAdoptions.list({status})).filter((r) => r.origin === RECORD_ORIGIN.startup).sort(topDown)
 
 /**
- * One pass over `records`, top-down, one transaction per hop; each hop re-reads and re-plans
- * only its own chain (startup-pass.ts), so a parent adopted earlier in the pass is seen by its
- * child. Stops at the first hop whose write throws and returns false; later records keep their
- * status.
+ * One pass over `records`, top-down, one transaction per hop. `world` is loaded once per run and
+ * kept current: each hop re-reads its own and its parent's rows and re-plans only its chain
+ * (startup-pass.ts), and an adopted edge replaces the original in memory after its commit, so
+ * a parent adopted earlier in the pass unblocks its child. Stops at the first hop whose write
+ * throws and returns false; later records keep their status.
  */
-async function pass(store: Store, records: AdoptionRecord[], clock: Clock, hooks: StartupAdoptionHooks, result: StartupAdoptionResult, logger: Logger): Promise<boolean> {
+async function pass(store: Store, world: World, records: AdoptionRecord[], clock: Clock, hooks: StartupAdoptionHooks, result: StartupAdoptionResult, logger: Logger): Promise<boolean> {
   for (const rec of records) {
     try {
-      const r = await store.transaction((tx) => settleHop(tx, rec, {now: iso(clock.now()), beforeHopWrite: hooks.beforeHopWrite}))
-      if (r.adopted) result.adopted++
-      else result.skipped++
+      const r = await store.transaction((tx) => settleHop(tx, world, rec, {now: iso(clock.now()), beforeHopWrite: hooks.beforeHopWrite}))
+      if (r.adopted) {
+        world.activeEdges.set(r.edge.delegateAgentId, [r.edge])
+        result.adopted++
+      } else result.skipped++
     } catch (err) {
       result.failedRecordId = rec.id
       logger.error({err: (err as Error).message, recordId: rec.id, agentId: rec.delegateAgentId}, 'delegation provenance adoption: a hop write failed; the run stops here and resumes at the next start')
@@ -138,6 +141,7 @@ function unrecordedHops(world: World): number {
  */
 export async function runStartupAdoption(store: Store, clock: Clock, logger: Logger, hooks: StartupAdoptionHooks = {}): Promise<StartupAdoptionResult> {
   const result: StartupAdoptionResult = {snapshotTaken: false, tookSnapshot: false, adopted: 0, skipped: 0, failedRecordId: null, retried: false, markerWritten: false, unrecordedLiveHops: null}
+  let world: World | null = null
   try {
     if (!(await store.hubSettings.get<CohortHeader>(COHORT_KEY))) {
       try {
@@ -152,10 +156,11 @@ export async function runStartupAdoption(store: Store, clock: Clock, logger: Log
     const marker = await store.hubSettings.get<Marker>(MARKER_KEY)
     const pending = await cohortRecords(store, 'pending')
     const retryDue = !marker || marker.retryVersion < RETRY_VERSION
-    if (pending.length && !(await pass(store, pending, clock, hooks, result, logger))) return result
-    if (retryDue) {
+    if (pending.length || retryDue) world = await loadWorld(store)
+    if (world && pending.length && !(await pass(store, world, pending, clock, hooks, result, logger))) return result
+    if (world && retryDue) {
       const retry = (await cohortRecords(store, 'skipped_changed')).filter((r) => RETRIED.has(r.reason ?? ''))
-      if (!(await pass(store, retry, clock, hooks, result, logger))) return result
+      if (!(await pass(store, world, retry, clock, hooks, result, logger))) return result
       result.retried = true
       const now = iso(clock.now())
       await store.hubSettings.put(MARKER_KEY, {retryVersion: RETRY_VERSION, counts: await cohortCounts(store), writtenAt: now} satisfies Marker, now)
@@ -166,16 +171,16 @@ export async function runStartupAdoption(store: Store, clock: Clock, logger: Log
     logger.error({err: (err as Error).message}, 'delegation provenance adoption failed; it runs again at the next start')
     return result
   } finally {
-    await summarise(store, result, logger)
+    await summarise(store, world, result, logger)
   }
 }
 
 /** Step 8: record counts, and the warning when hops on live chains remain unrecorded. */
-async function summarise(store: Store, result: StartupAdoptionResult, logger: Logger): Promise<void> {
+async function summarise(store: Store, world: World | null, result: StartupAdoptionResult, logger: Logger): Promise<void> {
   try {
     const counts = result.snapshotTaken ? await store.delegationAdoptions.countsByStatus() : {}
     logger.info({snapshotTaken: result.snapshotTaken, tookSnapshot: result.tookSnapshot, adopted: result.adopted, skipped: result.skipped, retried: result.retried, counts}, 'delegation provenance adoption: record counts')
-    result.unrecordedLiveHops = unrecordedHops(await loadWorld(store))
+    result.unrecordedLiveHops = unrecordedHops(world ?? (await loadWorld(store)))
     if (result.unrecordedLiveHops > 0)
       logger.warn(
         {unrecordedHops: result.unrecordedLiveHops, route: ADOPTION_STATUS_ROUTE},

@@ -43,31 +43,57 @@ export function verdict(rec: AdoptionRecord, hops: PlannedHop[]): HopVerdict {
  * hop costs its chain's length in queries instead of a whole `loadWorld`, and sees every change
  * made to its chain since the pass began.
  */
-/** One agent's planner facts, read as `loadWorld` reads them (raw config, deleted rows too). */
-async function agentFacts(tx: Repos, id: string): Promise<AgentFacts | null> {
-  const [r] = await tx.agents.listPlannerFacts([id])
-  if (!r) return null
-  return {id, projectId: r.projectId, createdBy: r.createdById ? {kind: r.createdByKind, id: r.createdById} : null, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)}
+const inProjectEdge = (world: World, id: string) => {
+  const facts = world.agents.get(id)
+  const edges = (world.activeEdges.get(id) ?? []).filter((e) => e.projectId === facts?.projectId)
+  return edges.length === 1 ? edges[0] : null
 }
 
-export async function chainWorld(tx: Repos, agentId: string): Promise<World> {
-  const world: World = {agents: new Map(), activeEdges: new Map(), users: new Map()}
-  let id: string | null = agentId
-  while (id !== null && !world.agents.has(id)) {
-    const facts = await agentFacts(tx, id)
-    if (!facts) break
-    world.agents.set(id, facts)
+/**
+ * Re-reads, inside the hop's transaction, what decides the hop beyond its own row: the agent's
+ * and its agent delegator's active edges and planner facts. Everything else in `world` was
+ * loaded once for the pass and is kept current by the pass's own writes, so a hop costs a few
+ * queries, not a `loadWorld`.
+ */
+export async function refreshHop(tx: Repos, world: World, agentId: string): Promise<void> {
+  const setEdges = async (id: string) => {
     const edges = await tx.delegationEdges.activeFor(id)
     if (edges.length) world.activeEdges.set(id, edges)
-    const inProject = edges.filter((e) => e.projectId === facts.projectId)
-    const up = inProject.length === 1 ? inProject[0].delegator : null
-    if (up?.kind === 'user' && !world.users.has(up.id)) {
-      const user = await tx.users.get(up.id)
-      if (user) world.users.set(up.id, {status: user.status})
-    }
+    else world.activeEdges.delete(id)
+  }
+  await setEdges(agentId)
+  const up = inProjectEdge(world, agentId)?.delegator
+  const parentId = up?.kind === 'agent' ? up.id : null
+  if (parentId) await setEdges(parentId)
+  const ids = parentId ? [agentId, parentId] : [agentId]
+  const rows = new Map((await tx.agents.listPlannerFacts(ids)).map((r) => [r.id, r]))
+  for (const id of ids) {
+    const r = rows.get(id)
+    if (!r) world.agents.delete(id)
+    else world.agents.set(id, {id, projectId: r.projectId, createdBy: r.createdById ? {kind: r.createdByKind, id: r.createdById} : null, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)})
+  }
+}
+
+/**
+ * The world restricted to one agent's chain (the agent, each agent delegator above it until a
+ * user, a missing agent or a repeat, and the root user): planning it costs the chain's length,
+ * where `planAdoption(world, {agentIds})` visits every agent of the world.
+ */
+export function chainWorld(world: World, agentId: string): World {
+  const sub: World = {agents: new Map(), activeEdges: new Map(), users: new Map()}
+  let id: string | null = agentId
+  while (id !== null && !sub.agents.has(id)) {
+    const facts = world.agents.get(id)
+    if (!facts) break
+    sub.agents.set(id, facts)
+    const edges = world.activeEdges.get(id)
+    if (edges) sub.activeEdges.set(id, edges)
+    const up: {kind: string; id: string} | undefined = inProjectEdge(world, id)?.delegator
+    const user = up?.kind === 'user' ? world.users.get(up.id) : undefined
+    if (up && user) sub.users.set(up.id, user)
     id = up?.kind === 'agent' ? up.id : null
   }
-  return world
+  return sub
 }
 
 export type HopResult = {adopted: true; edge: EdgeRecord} | {adopted: false; reason: SkipReason}
@@ -82,11 +108,13 @@ export interface HopWriteOptions {
  * One hop of a start-up pass, in the caller's transaction: re-plan the record's chain against
  * current state, then either adopt it (`adoptHop`, the record `adopted` with the adopted edge,
  * the system actor and the adopted row's summary, and a `delegation_provenance_adoption` audit
- * record) or mark it `skipped_changed` with the current reason.
+ * record) or mark it `skipped_changed` with the current reason. The caller puts an adopted
+ * edge into `world` once the transaction has committed.
  */
-export async function settleHop(tx: Repos, rec: AdoptionRecord, opts: HopWriteOptions): Promise<HopResult> {
+export async function settleHop(tx: Repos, world: World, rec: AdoptionRecord, opts: HopWriteOptions): Promise<HopResult> {
   const agentId = rec.delegateAgentId ?? ''
-  const v = verdict(rec, planAdoption(await chainWorld(tx, agentId)))
+  await refreshHop(tx, world, agentId)
+  const v = verdict(rec, planAdoption(chainWorld(world, agentId)))
   const skip = async (reason: SkipReason): Promise<HopResult> => {
     if (rec.status !== 'skipped_changed' || rec.reason !== reason) await tx.delegationAdoptions.update(rec.id, {status: 'skipped_changed', reason}, opts.now)
     return {adopted: false, reason}
