@@ -59,7 +59,7 @@ REF is svc://artifact/<id>, svc://artifact/<id>@<seq> (one version) or a bare <i
         if (existing?.isFile()) await chmod(tmp, existing.mode & 0o7777)
         await rename(tmp, dest)
       } else {
-        await pipeline(createReadStream(tmp), process.stdout, {end: false})
+        await pipeline(createReadStream(tmp, {highWaterMark: 1024 * 1024}), process.stdout, {end: false})
       }
     } finally {
       bar.done()

@@ -12,7 +12,7 @@ import type {ArtifactResult} from '../../src/client/hub-client.js'
 
 async function sha256Of(file: string): Promise<string> {
   const hash = createHash('sha256')
-  await pipeline(createReadStream(file), hash)
+  await pipeline(createReadStream(file, {highWaterMark: 1024 * 1024}), hash)
   return hash.digest('hex')
 }
 

@@ -10,6 +10,9 @@ export interface Progress {
   (done: number, total: number | null): void
 }
 
+/** Files are read and written in 1 MiB pieces: 16x fewer system calls than the defaults. */
+const IO_CHUNK = 1024 * 1024
+
 const libOf = (u: URL) => (u.protocol === 'https:' ? httpsModule() : http)
 
 const unreachable = (u: URL, err: Error) =>
@@ -34,15 +37,18 @@ function readBody(res: http.IncomingMessage): Promise<unknown> {
   })
 }
 
-const counting = (total: number | null, onProgress?: Progress) => {
+/** Reports progress as bytes pass; without a listener (no TTY) there is no extra stage. */
+const counting = (total: number | null, onProgress?: Progress): Transform[] => {
+  if (!onProgress) return []
   let done = 0
-  return new Transform({
+  const t = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       done += chunk.length
-      onProgress?.(done, total)
+      onProgress(done, total)
       cb(null, chunk)
     },
   })
+  return [t]
 }
 
 /**
@@ -67,11 +73,11 @@ export function uploadFile<T>(method: string, url: string, file: string, size: n
         resolve(body as T)
       }, reject)
     })
-    const source = createReadStream(file)
+    const source = createReadStream(file, {highWaterMark: IO_CHUNK})
     req.on('error', (err) => {
       if (!answered) reject(unreachable(u, err))
     })
-    pipeline(source, counting(size, opts.onProgress), req).catch((err) => {
+    pipeline([source, ...counting(size, opts.onProgress), req]).catch((err) => {
       // A refusal mid-upload closes the connection; the answer (if any) is reported instead.
       setTimeout(() => {
         if (!answered) reject(unreachable(u, err))
@@ -115,7 +121,7 @@ export async function downloadToFile(url: string, dest: string, opts: {token?: s
         cb(null, chunk)
       },
     })
-    await pipeline(res, meter, createWriteStream(dest, {flags: 'wx', mode: 0o644}))
+    await pipeline(res, meter, createWriteStream(dest, {flags: 'wx', mode: 0o644, highWaterMark: IO_CHUNK}))
     if (total !== null && size !== total) throw new AppError('hub_unreachable', `the download ended after ${size} of ${total} bytes`)
     return {size, sha256: hash.digest('hex')}
   }
