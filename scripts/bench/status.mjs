@@ -15,7 +15,7 @@ import http from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {freePort} from './lib.mjs'
+import {cpuMs, freePort} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -91,12 +91,6 @@ async function load(url, {token, body, connections, seconds}) {
   latencies.sort((a, b) => a - b)
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]
   return {rps: done / elapsed, total: done, errors, p50: pct(50), p99: pct(99), max: latencies.at(-1)}
-}
-
-/** CPU time (user + system) a process has used, in ms, from /proc (Linux). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
 }
 
 /** Runs `load` and adds the CPU the serving process spent per request (robust to other load). */
