@@ -1,24 +1,8 @@
 import {LitElement, html} from 'lit'
 import {api} from '../api.js'
 import {shared} from '../styles.js'
-import type {Hop} from './svc-hops.js'
+import type {AdoptionCommitDto as Commit, AdoptionPreviewDto as Preview} from '../../../src/api/dto.js'
 import './svc-hops.js'
-
-interface Preview {
-  planId: string
-  planFingerprint: string
-  operation: 'adopt' | 'revert'
-  hops: Hop[]
-  coveredRecordIds: string[]
-  counts: Record<string, number>
-}
-
-interface Commit {
-  planId: string
-  hops: number
-  coveredRecords: number
-  recordIds: string[]
-}
 
 const list = (s: string) => s.split(/[\s,]+/).filter(Boolean)
 

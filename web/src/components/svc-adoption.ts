@@ -1,36 +1,11 @@
 import {html} from 'lit'
 import {api} from '../api.js'
 import {shared} from '../styles.js'
-import type {Hop} from './svc-hops.js'
+import type {AdoptionStatusDto as AdoptionStatus} from '../../../src/api/dto.js'
 import type {SvcAdoptionPlan} from './svc-adoption-plan.js'
 import {LoadedView} from './svc-loaded-view.js'
 import './svc-hops.js'
 import './svc-adoption-plan.js'
-
-interface AdoptionRecord {
-  id: string
-  status: string
-  reason: string | null
-  origin: string
-  projectId: string
-  delegateAgentId: string
-  originalEdgeId: string | null
-  adoptedEdgeId: string | null
-  revertedAt: string | null
-  createdAt: string
-}
-
-interface AdoptionStatus {
-  snapshotTaken: boolean
-  marker: {retryVersion: number; counts: unknown; writtenAt: string} | null
-  cohort: {takenAt: string; recordCount: number} | null
-  counts: {byStatus: Record<string, number>; byReason: Record<string, number>}
-  records: AdoptionRecord[]
-  total: number
-  limit: number
-  offset: number
-  notInCohort: Hop[]
-}
 
 export const PAGE_SIZE = 20
 

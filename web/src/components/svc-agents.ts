@@ -1,18 +1,10 @@
 import {LitElement, html} from 'lit'
+import type {AgentDto as Agent} from '../../../src/api/dto.js'
 import {api} from '../api.js'
 import {pollView} from '../poll.js'
 import {shared} from '../styles.js'
 
-export interface Agent {
-  id: string
-  name: string
-  projectId: string
-  phase: string
-  activity: string | null
-  detail: string | null
-  updatedAt?: string
-  error?: string | null
-}
+export type {Agent}
 
 /** How often lists follow agents' phase and activity. */
 export const AGENT_POLL_MS = 2000

@@ -1,22 +1,11 @@
 import {LitElement, html} from 'lit'
+import type {AdoptionHopDto as Hop} from '../../../src/api/dto.js'
 import {shared} from '../styles.js'
 
-/** A hop of an adoption plan or of `notInCohort` (CONTRACT.md "Hop"). */
-export interface Hop {
-  edgeId: string
-  agentId: string
-  projectId: string
-  outcome: string
-  reason: string | null
-  delegator: unknown
-  role: string | null
-  beforeCeiling: string[] | null
-  afterCeiling: string[] | null
-  recordId: string | null
-}
+export type {Hop}
 
 const ceiling = (c: string[] | null) => (c === null ? html`<span class="muted">none recorded</span>` : c.length ? c.join(', ') : html`<span class="muted">empty</span>`)
-const who = (d: unknown) => (d === null || d === undefined ? '' : typeof d === 'string' ? d : typeof d === 'object' && d && 'kind' in d && 'id' in d ? `${(d as {kind: string}).kind}:${(d as {id: string}).id}` : JSON.stringify(d))
+const who = (d: Hop['delegator']) => (d ? `${d.kind}:${d.id}` : '')
 
 /** Hops as a table: outcome, reason, delegator, role, and the ceilings before and after. */
 export class SvcHops extends LitElement {
@@ -37,7 +26,7 @@ export class SvcHops extends LitElement {
       <thead><tr><th scope="col">Agent</th><th scope="col">Project</th><th scope="col">Outcome</th><th scope="col">Reason</th><th scope="col">Delegator</th><th scope="col">Role</th><th scope="col">Ceiling before</th><th scope="col">Ceiling after</th></tr></thead>
       <tbody>
         ${this.hops.map(
-          (h) => html`<tr data-edge=${h.edgeId}>
+          (h) => html`<tr data-edge=${h.edgeId ?? ''}>
             <td><code>${h.agentId}</code></td>
             <td><code>${h.projectId}</code></td>
             <td data-col="outcome">${h.outcome}</td>

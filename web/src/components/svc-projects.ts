@@ -1,16 +1,8 @@
 import {html} from 'lit'
+import type {ProjectDto as Project} from '../../../src/api/dto.js'
 import {api} from '../api.js'
 import {shared} from '../styles.js'
 import {LoadedView} from './svc-loaded-view.js'
-
-interface Project {
-  id: string
-  name: string
-  slug: string
-  role: string | null
-  gitRemote: string | null
-  createdAt: string
-}
 
 /** The projects the caller can read; each links to its agents. */
 export class SvcProjects extends LoadedView<Project[]> {
