@@ -86,6 +86,13 @@ describeEachDialect('delegation adoption admin: authorization matrix', (dialect)
       }
       expect((await send({token: null}, method, url, body)).status, `${route} unauthenticated`).toBe(401)
     }
+    // A refused bearer credential is refused before its body is validated (403, not 400).
+    for (const kind of ['agent', 'user_access_token (admin)', 'session (not admin)']) {
+      const r = await send(callers[kind], 'POST', `${ADOPTION}/commits`, {operation: 'nonsense'})
+      expect(r.status, kind).toBe(403)
+      expect(r.body.error.code).toBe(expected[kind])
+    }
+    expect((await send(callers.dev, 'POST', `${ADOPTION}/commits`, {operation: 'nonsense'})).body.error.code).toBe('validation_error')
     // Nothing was adopted by any refused caller: the legacy agent's edge is still unrecorded.
     expect((await hub.store.delegationEdges.listActive()).filter((e) => e.projectId === projectId).every((e) => e.provenanceVersion === 0)).toBe(true)
   })

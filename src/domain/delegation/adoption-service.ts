@@ -42,12 +42,11 @@ const OPEN = new Set(['pending', 'skipped_changed'])
  * fingerprint a commit must present.
  */
 async function adoptPlan(repos: Repos, scope: PlanScope) {
-  const [world, records] = await Promise.all([loadWorld(repos), repos.delegationAdoptions.list()])
+  const [world, records] = await Promise.all([loadWorld(repos), repos.delegationAdoptions.originalEdgeIndex()])
   const planned = planAdoption(world, scope)
-  const open = new Map<string, AdoptionRecord>()
-  const named = new Map<string, AdoptionRecord>()
+  const open = new Map<string, {id: string}>()
+  const named = new Map<string, {id: string; createdAt: string}>()
   for (const r of records) {
-    if (!r.originalEdgeId) continue
     if (OPEN.has(r.status)) open.set(r.originalEdgeId, r)
     if (!named.has(r.originalEdgeId) || named.get(r.originalEdgeId)!.createdAt <= r.createdAt) named.set(r.originalEdgeId, r)
   }

@@ -1,6 +1,6 @@
 import {AppError} from '../../api/app-error.js'
 import type {Repos} from '../../store/store.js'
-import type {AdoptionRecord, NewAdoption} from '../../store/repositories/delegation-adoptions.js'
+import type {NewAdoption} from '../../store/repositories/delegation-adoptions.js'
 import {newId} from '../shared/secrets.js'
 import {adoptHop, edgeSummary} from './adopt-hop.js'
 import type {PlannedHop} from './planner.js'
@@ -29,7 +29,7 @@ const moved = (what: string) => new AppError('stale_authorization_preview', `${w
  * becomes that record (so one edge never has two open records); otherwise a new record is
  * inserted. Returns the record IDs in hop order.
  */
-export async function writeAdoptions(tx: Repos, hops: PlannedHop[], open: Map<string, AdoptionRecord>, actor: CommitActor, planId: string, now: string): Promise<string[]> {
+export async function writeAdoptions(tx: Repos, hops: PlannedHop[], open: Map<string, {id: string}>, actor: CommitActor, planId: string, now: string): Promise<string[]> {
   const fresh: NewAdoption[] = []
   const ids: string[] = []
   for (const hop of hops) {

@@ -1,5 +1,6 @@
-import type {FastifyInstance} from 'fastify'
+import type {FastifyInstance, FastifyRequest} from 'fastify'
 import type {AdoptionService, CommitBody, PlanBody, StatusQuery} from '../../domain/delegation/adoption-service.js'
+import {requireAdoptionAdmin} from '../../domain/delegation/adoption-access.js'
 import {ADOPTION_STATUS_ROUTE} from '../../domain/delegation/types.js'
 import {ctxOf} from '../plugins/auth.js'
 
@@ -32,11 +33,20 @@ function planBody(commit: boolean) {
   }
 }
 
+/**
+ * Refuses a caller who may not use these routes before its query or body is validated, so a
+ * refused caller learns nothing of the schema (403 before 400). Broker-signed requests are
+ * resolved after validation (their signature covers the body); the domain refuses them.
+ */
+async function gate(request: FastifyRequest) {
+  if (request.callContext) requireAdoptionAdmin(request.callContext)
+}
+
 /** Delegation adoption admin API (docs/api.md); the domain decides who may call it. */
 export function delegationAdoptionRoutes(adoption: AdoptionService) {
   return async (app: FastifyInstance) => {
-    app.get(ADOPTION_STATUS_ROUTE, {schema: {querystring: statusQuery}}, async (request) => adoption.status(ctxOf(request), request.query as StatusQuery))
-    app.post(`${ADOPTION_STATUS_ROUTE}/previews`, {schema: {body: planBody(false)}}, async (request) => adoption.preview(ctxOf(request), request.body as PlanBody))
-    app.post(`${ADOPTION_STATUS_ROUTE}/commits`, {schema: {body: planBody(true)}}, async (request) => adoption.commit(ctxOf(request), request.body as CommitBody))
+    app.get(ADOPTION_STATUS_ROUTE, {preValidation: gate, schema: {querystring: statusQuery}}, async (request) => adoption.status(ctxOf(request), request.query as StatusQuery))
+    app.post(`${ADOPTION_STATUS_ROUTE}/previews`, {preValidation: gate, schema: {body: planBody(false)}}, async (request) => adoption.preview(ctxOf(request), request.body as PlanBody))
+    app.post(`${ADOPTION_STATUS_ROUTE}/commits`, {preValidation: gate, schema: {body: planBody(true)}}, async (request) => adoption.commit(ctxOf(request), request.body as CommitBody))
   }
 }

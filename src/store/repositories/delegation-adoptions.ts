@@ -136,6 +136,11 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>) => {
       const rows = await db.selectFrom('delegation_adoptions').select(['reason', (eb) => eb.fn.countAll<number>().as('n')]).where('reason', 'is not', null).groupBy('reason').execute()
       return Object.fromEntries(rows.map((r) => [r.reason as string, Number(r.n)]))
     },
+    /** Which records name which original edge, lean (the admin plan and status read every record). */
+    async originalEdgeIndex(): Promise<Array<{id: string; status: string; originalEdgeId: string; createdAt: string}>> {
+      const rows = await db.selectFrom('delegation_adoptions').select(['id', 'status', 'original_edge_id', 'created_at']).where('original_edge_id', 'is not', null).execute()
+      return rows.map((r) => ({id: r.id, status: r.status, originalEdgeId: r.original_edge_id as string, createdAt: r.created_at}))
+    },
     async byOriginalEdge(edgeId: string): Promise<AdoptionRecord[]> {
       const rows = await db.selectFrom('delegation_adoptions').selectAll().where('original_edge_id', '=', edgeId).orderBy('id').execute()
       return rows.map(toRecord)
