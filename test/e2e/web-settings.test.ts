@@ -68,6 +68,9 @@ describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
     expect(await port.locator('label').textContent()).toContain('takes effect at restart')
     expect(await port.locator('input').getAttribute('readonly')).toBeNull()
     expect(await unlabelledControls(page)).toEqual([])
+    // The section index moves the focus to the section's heading.
+    await page.getByRole('navigation', {name: 'Settings sections'}).getByRole('button', {name: 'quotas', exact: true}).click()
+    expect(await section('quotas').locator('h3').evaluate((h) => h.matches(':focus'))).toBe(true)
     await screenshot(page, 'web-settings')
   })
 

@@ -27,5 +27,7 @@ export const shared = css`
   .narrow { padding: 2rem; max-width: 32rem; }
   table.compact { width: auto; }
   pre.term { background: #10151b; color: #d9e1e8; padding: .6rem; white-space: pre-wrap; max-height: 28rem; overflow: auto; font: 12px/1.35 ui-monospace, monospace; }
+  ul.plain { list-style: none; padding: 0; margin: 0 0 1rem; gap: .25rem; }
+  button.link { border: none; background: none; color: #1f5fbf; text-decoration: underline; padding: .1rem .3rem; }
   code { font-family: ui-monospace, monospace; font-size: 12px; }
 `

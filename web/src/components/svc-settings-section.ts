@@ -209,7 +209,7 @@ export class SvcSettingsSection extends LitElement {
     const saveLabel = this.bootstrap ? 'Save bootstrap settings' : `Save ${this.name}`
     const editable = this.fields.some((f) => !this.locked(f))
     return html`<section aria-labelledby=${headingId} @field-input=${this.onInput}>
-      <h3 id=${headingId}>${title}</h3>
+      <h3 id=${headingId} tabindex="-1">${title}</h3>
       ${this.bootstrap
         ? html`<p class="muted">${this.layer0Editable ? 'Written to the settings file; each takes effect when the Hub restarts.' : 'Set by the deployment (settings file and environment); read-only on a hosted Hub.'}</p>`
         : this.metaList()}

@@ -39,6 +39,13 @@ export class SvcSettings extends LoadedView<{config: ServerConfig; layout: Layou
     return {config, layout}
   }
 
+  /** Scrolls to a section and moves the focus to its heading (keyboard users land there). */
+  private jump(name: string) {
+    const section = this.renderRoot.querySelector(`svc-settings-section[data-section="${name}"]`) as HTMLElement | null
+    section?.scrollIntoView()
+    ;(section?.shadowRoot?.querySelector('h3') as HTMLElement | null)?.focus()
+  }
+
   override render() {
     const pending = this.pending('Loading settings…')
     if (pending) return pending
@@ -46,6 +53,11 @@ export class SvcSettings extends LoadedView<{config: ServerConfig; layout: Layou
     return html`
       <h2>Hub settings</h2>
       <p class="muted">Operational (Layer-1) settings live in the Hub database, one section at a time; a save applies at once on every replica.</p>
+      <nav aria-label="Settings sections">
+        <ul class="row plain">
+          ${[...Object.keys(c.sections), 'bootstrap'].map((n) => html`<li><button class="link" @click=${() => this.jump(n)}>${n}</button></li>`)}
+        </ul>
+      </nav>
       ${Object.entries(c.sections).map(
         ([name, meta]) => html`<svc-settings-section
           data-section=${name}
