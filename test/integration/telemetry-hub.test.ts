@@ -43,6 +43,7 @@ describeEachDialect('telemetry: a Hub exporting to an OTLP receiver', (dialect) 
     const a = await h.create('worker')
     const status = await h.hub.request('POST', `/api/v1/agents/${a.id}/status`, {token: a.token, body: {phase: 'running', activity: 'thinking', detail: 'planning'}})
     expect(status.status).toBe(200)
+    expect((await h.hub.request('POST', `/api/v1/agents/${a.id}/status`, {token: a.token, body: {heartbeat: true}})).status).toBe(200)
     const report = await h.hub.request('POST', `/api/v1/agents/${a.id}/telemetry`, {
       token: a.token,
       body: {
@@ -57,6 +58,7 @@ describeEachDialect('telemetry: a Hub exporting to an OTLP receiver', (dialect) 
     await h.hub.telemetry.flush()
 
     expect(spans('agent.status').map((s) => s.attributes)).toEqual([{'agent.id': a.id, phase: 'running', activity: 'thinking', detail: 'planning'}])
+    expect(spans('agent.heartbeat').map((s) => s.attributes)).toEqual([{'agent.id': a.id}])
     expect(spans('agent.user.prompt')).toEqual([])
     const [tool] = spans('agent.tool')
     expect(tool.attributes).toEqual({'agent.id': a.id, tool_input: REDACTED, tool_output: REDACTED, 'user.email': REDACTED, session_id: SESSION_HASH, tool: 'bash'})

@@ -336,7 +336,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail})
       // Queued for export, never awaited: a dead collector costs a status report nothing.
       const attributes = Object.fromEntries(Object.entries({phase: report.phase, activity: report.activity, detail: report.detail}).filter(([, v]) => v !== undefined)) as Record<string, string>
-      deps.telemetry?.({type: 'agent.status', agentId: ref, attributes})
+      // A bare heartbeat has its own type, so it can be sampled or excluded apart from changes.
+      deps.telemetry?.({type: Object.keys(attributes).length ? 'agent.status' : 'agent.heartbeat', agentId: ref, attributes})
     },
 
     async refreshToken(ctx: CallContext, ref: string, current: string): Promise<{token: string; expiresAt: string}> {
