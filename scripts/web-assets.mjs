@@ -8,6 +8,7 @@ import {fileURLToPath} from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 export const WEB_DIST = join(root, 'dist', 'web')
+const KEEP_OLD_ASSETS_MS = 60 * 60 * 1000
 
 function filesUnder(dir) {
   const out = []
@@ -27,10 +28,17 @@ export async function buildWeb() {
   try {
     await build({root: join(root, 'web'), configFile: false, logLevel: 'warn', base: '/', build: {outDir: fresh, emptyOutDir: true, target: 'es2022', reportCompressedSize: false}})
     const files = filesUnder(fresh).sort((a, b) => Number(a.endsWith('index.html')) - Number(b.endsWith('index.html')))
+    const installed = new Set()
     for (const file of files) {
       const to = join(WEB_DIST, relative(fresh, file))
       mkdirSync(join(to, '..'), {recursive: true})
       renameSync(file, to)
+      installed.add(to)
+    }
+    // Earlier builds' assets stay a while for pages already open in a browser, then go.
+    const now = Date.now()
+    for (const file of filesUnder(join(WEB_DIST, 'assets'))) {
+      if (!installed.has(file) && now - statSync(file).mtimeMs > KEEP_OLD_ASSETS_MS) rmSync(file, {force: true})
     }
   } finally {
     rmSync(fresh, {recursive: true, force: true})
