@@ -1,3 +1,5 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 import type {Browser, BrowserContext, Page} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {listen} from '../helpers/artifacts.js'
@@ -135,6 +137,15 @@ describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
     expect(c.server.hub.hub_name).toBe('From File')
     expect(c.sections.hub.origin).toBe('bootstrap')
     await screenshot(page, 'web-settings-reset')
+  })
+
+  it('saves a bootstrap key to the settings file of a workstation Hub, saying it takes effect at restart', async () => {
+    await openSettings()
+    const port = field('bootstrap', 'server.hub.port').locator('input')
+    await port.fill('9876')
+    await section('bootstrap').getByRole('button', {name: 'Save bootstrap settings'}).click()
+    await expect.poll(() => section('bootstrap').locator('[data-role="message"]').textContent()).toContain('Takes effect when the Hub restarts.')
+    expect(readFileSync(join(hub.home, '.svc', 'settings.yaml'), 'utf8')).toMatch(/port: 9876/)
   })
 
   it('turns maintenance on and off; the shell shows a banner while it is on', async () => {
