@@ -46,9 +46,13 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
   const planned = planAdoption(world, scope)
   const open = new Map<string, {id: string}>()
   const named = new Map<string, {id: string; createdAt: string}>()
+  // Rows come in no fixed order: ties are broken by ID so two plans of one state name the same record.
+  const later = (a: {id: string; createdAt: string}, b: {id: string; createdAt: string}) => a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id)
   for (const r of records) {
-    if (OPEN.has(r.status)) open.set(r.originalEdgeId, r)
-    if (!named.has(r.originalEdgeId) || named.get(r.originalEdgeId)!.createdAt <= r.createdAt) named.set(r.originalEdgeId, r)
+    const o = open.get(r.originalEdgeId)
+    if (OPEN.has(r.status) && (!o || r.id < o.id)) open.set(r.originalEdgeId, r)
+    const n = named.get(r.originalEdgeId)
+    if (!n || later(r, n)) named.set(r.originalEdgeId, r)
   }
   const withRecords = planned.map((h) => ({...h, recordId: h.edgeId ? (open.get(h.edgeId) ?? named.get(h.edgeId))?.id ?? null : null}))
   const hops = withRecords.map(hopView)
