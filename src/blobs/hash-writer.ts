@@ -132,7 +132,7 @@ export async function writeHashed(body: Readable, file: string, signal?: AbortSi
   const pw = pickWorker()
   const id = ++nextId
   let behind = 0
-  const spare: Uint8Array[] = []
+  const spare: Uint8Array<ArrayBuffer>[] = []
   let failure: Error | null = null
   let wake = () => {}
   const final = new Promise<Reply>((resolve) => {
@@ -149,7 +149,7 @@ export async function writeHashed(body: Readable, file: string, signal?: AbortSi
   })
   pw.worker.postMessage({op: 'open', id, file})
 
-  let block = new Uint8Array(BLOCK)
+  let block: Uint8Array<ArrayBuffer> = new Uint8Array(BLOCK)
   let fill = 0
   const send = () => {
     behind += fill
