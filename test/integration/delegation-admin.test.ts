@@ -117,6 +117,17 @@ describeEachDialect('delegation adoption admin: adopt commits', (dialect) => {
     expect(record.adoptedEdgeId).toBe((await hub.store.delegationEdges.activeFor(agentId))[0].id)
   })
 
+  it('two commits of one plan at once: one writes, the other is refused as stale, nothing is adopted twice', async () => {
+    const projectId = await newProject(hub, 'race')
+    await legacyAgents(hub, [{projectId, by: admin.user.id}, {projectId, by: admin.user.id}])
+    const {commitBody} = await previewFor(hub, {operation: 'adopt', scope: {projectId}}, admin.token)
+    const results = await Promise.all([post('commits', commitBody), post('commits', commitBody)])
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409])
+    // Each agent has exactly one active edge and one record: nothing was adopted twice.
+    expect((await edgesOf(projectId)).filter((e) => e.active)).toHaveLength(2)
+    expect(await recordsOf(projectId)).toHaveLength(2)
+  })
+
   it('status: limit defaults to 100, at most 500 (501 is a validation error), offset pages', async () => {
     const big = await hub.request('GET', `${ADOPTION}?limit=501`, {token: admin.token})
     expect(big.status).toBe(400)
