@@ -6,7 +6,7 @@ import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import {classifyEdge} from './edge-class.js'
 import {loadWorld, planAdoption, type PlannedHop, type World} from './planner.js'
-import {settleHop} from './startup-pass.js'
+import {RecordMovedOn, settleHop} from './startup-pass.js'
 import {ADOPTION_STATUS_ROUTE, COHORT_KEY, MARKER_KEY, RECORD_ORIGIN, RETRY_VERSION, type CohortHeader, type Marker} from './types.js'
 
 export interface StartupAdoptionHooks {
@@ -100,6 +100,8 @@ async function pass(store: Store, world: World, records: AdoptionRecord[], clock
         result.adopted++
       } else result.skipped++
     } catch (err) {
+      // Taken over by an admin commit while this hop was planned: left to it, the pass goes on.
+      if (err instanceof RecordMovedOn) continue
       result.failedRecordId = rec.id
       logger.error({err: (err as Error).message, recordId: rec.id, agentId: rec.delegateAgentId}, 'delegation provenance adoption: a hop write failed; the run stops here and resumes at the next start')
       return false

@@ -96,6 +96,9 @@ export function chainWorld(world: World, agentId: string): World {
   return sub
 }
 
+/** The record changed under the pass (an admin commit took it over): the hop's write is rolled back. */
+export class RecordMovedOn extends Error {}
+
 export type HopResult = {adopted: true; edge: EdgeRecord} | {adopted: false; reason: SkipReason}
 
 export interface HopWriteOptions {
@@ -116,7 +119,8 @@ export async function settleHop(tx: Repos, world: World, rec: AdoptionRecord, op
   await refreshHop(tx, world, agentId)
   const v = verdict(rec, planAdoption(chainWorld(world, agentId)))
   const skip = async (reason: SkipReason): Promise<HopResult> => {
-    if (rec.status !== 'skipped_changed' || rec.reason !== reason) await tx.delegationAdoptions.update(rec.id, {status: 'skipped_changed', reason}, opts.now)
+    // Conditional on the status read at the start of the pass: never overwrites a taken-over record.
+    if (rec.status !== 'skipped_changed' || rec.reason !== reason) await tx.delegationAdoptions.update(rec.id, {status: 'skipped_changed', reason}, opts.now, rec.status)
     return {adopted: false, reason}
   }
   if ('skip' in v) return skip(v.skip)
@@ -125,7 +129,8 @@ export async function settleHop(tx: Repos, world: World, rec: AdoptionRecord, op
   const r = await adoptHop(tx, {edgeId: rec.originalEdgeId ?? '', agentId, projectId: hop.projectId, afterCeiling: hop.afterCeiling ?? [], beforeFingerprint: rec.beforeFingerprint ?? ''}, opts.now, null)
   if (!r.ok) return skip(r.reason)
   const afterSummary = edgeSummary(r.adopted)
-  await tx.delegationAdoptions.update(rec.id, {status: 'adopted', reason: null, adoptedEdgeId: r.adopted.id, actorKind: STARTUP_ACTOR.kind, actorId: STARTUP_ACTOR.id, afterSummary}, opts.now)
+  const patch = {status: 'adopted', reason: null, adoptedEdgeId: r.adopted.id, actorKind: STARTUP_ACTOR.kind, actorId: STARTUP_ACTOR.id, afterSummary}
+  if (!(await tx.delegationAdoptions.update(rec.id, patch, opts.now, rec.status))) throw new RecordMovedOn(rec.id)
   await tx.audit.insert({
     id: newId(),
     kind: 'delegation_provenance_adoption',

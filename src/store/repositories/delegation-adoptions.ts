@@ -149,8 +149,12 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>) => {
       const rows = await db.selectFrom('delegation_adoptions').selectAll().where('adopted_edge_id', '=', edgeId).orderBy('id').execute()
       return rows.map(toRecord)
     },
-    async update(id: string, patch: AdoptionPatch, now: string): Promise<void> {
-      await db
+    /**
+     * Updates a record; with `onlyIfStatus`, only while it still has that status (a start-up pass
+     * must not overwrite a record an admin commit took over meanwhile). True when a row changed.
+     */
+    async update(id: string, patch: AdoptionPatch, now: string, onlyIfStatus?: string): Promise<boolean> {
+      let q = db
         .updateTable('delegation_adoptions')
         .set({
           updated_at: now,
@@ -167,7 +171,9 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>) => {
           ...(patch.revertSummary !== undefined && {revert_summary: patch.revertSummary ? JSON.stringify(patch.revertSummary) : null}),
         })
         .where('id', '=', id)
-        .execute()
+      if (onlyIfStatus !== undefined) q = q.where('status', '=', onlyIfStatus)
+      const r = await q.executeTakeFirst()
+      return Number(r.numUpdatedRows) === 1
     },
   }
 }
