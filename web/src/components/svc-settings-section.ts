@@ -2,7 +2,8 @@ import {LitElement, html, css} from 'lit'
 import {api, ApiError} from '../api.js'
 import {shared} from '../styles.js'
 import {getIn, setIn} from '../tree.js'
-import {parse, type LayoutField} from './svc-field.js'
+import {parse} from '../field-values.js'
+import type {LayoutField} from './svc-field.js'
 import './svc-field.js'
 
 export interface SectionMeta {
