@@ -16,9 +16,14 @@ export const TEMPLATE_SETTINGS_FILE = '.svc/settings.yaml'
  * Throws 400 `validation_error` when the request's block breaks the settings schema; a
  * template's file with errors contributes only its valid keys (as any settings file does).
  */
-export function agentTelemetryOverride(input: {templateFiles?: Array<{path: string; content: string}>; requested?: unknown}): Tree | null {
+export function agentTelemetryOverride(input: {
+  /** The template's files as stored: content in base64. */
+  templateFiles?: Array<{path: string; content: string}>
+  requested?: unknown
+}): Tree | null {
   const file = input.templateFiles?.find((f) => f.path === TEMPLATE_SETTINGS_FILE)
-  const fromTemplate = file ? (validateSettingsText(TEMPLATE_SETTINGS_FILE, file.content).tree.telemetry as Tree | undefined) : undefined
+  const text = file ? Buffer.from(file.content, 'base64').toString('utf8') : null
+  const fromTemplate = text !== null ? (validateSettingsText(TEMPLATE_SETTINGS_FILE, text).tree.telemetry as Tree | undefined) : undefined
   let requested: Tree | undefined
   if (input.requested !== undefined && input.requested !== null) {
     const checked = validateSettingsText('(request)', stringify({schema_version: '1', telemetry: input.requested}))

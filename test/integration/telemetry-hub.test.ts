@@ -1,3 +1,4 @@
+import {createHash} from 'node:crypto'
 import {afterEach, beforeEach, expect, it} from 'vitest'
 import {REDACTED} from '../../src/telemetry/filter.js'
 import {startFakeBrokerHub, type FakeBrokerHub} from '../helpers/fake-broker-hub.js'
@@ -76,7 +77,7 @@ describeEachDialect('telemetry: a Hub exporting to an OTLP receiver', (dialect) 
     expect((await h.hub.request('POST', `/api/v1/agents/${a.id}/telemetry`, {body: {events: [{type: 'x'}]}})).status).toBe(403)
   })
 
-  it('applies an agent\'s own telemetry override to its events only', async () => {
+  it('applies an agent\'s and its template\'s telemetry overrides to its events only', async () => {
     const open = await h.create('open', {telemetry: {filter: {events: {exclude: []}}}})
     const closed = await h.create('closed')
     for (const a of [open, closed]) {
@@ -85,6 +86,17 @@ describeEachDialect('telemetry: a Hub exporting to an OTLP receiver', (dialect) 
     await h.hub.telemetry.flush()
     // Excluded by default, let through by the override; the prompt itself is still redacted.
     expect(spans('agent.user.prompt').map((s) => s.attributes)).toEqual([{'agent.id': open.id, prompt: REDACTED}])
+    // A template's .svc/settings.yaml overrides too, under the request's override.
+    const yaml = 'schema_version: "1"\ntelemetry:\n  filter:\n    events:\n      exclude: []\n    attributes:\n      redact: []\n'
+    const tpl = await h.hub.request('POST', '/api/v1/templates', {body: {name: 'chatty', projectId: h.projectId, files: [{path: '.svc/settings.yaml', content: Buffer.from(yaml).toString('base64'), sha256: createHash('sha256').update(yaml).digest('hex')}]}})
+    expect(tpl.status, JSON.stringify(tpl.body)).toBe(201)
+    const fromTemplate = await h.create('from-template', {template: 'chatty'})
+    const overridden = await h.create('overridden', {template: 'chatty', telemetry: {filter: {events: {exclude: ['agent.user.prompt']}}}})
+    for (const a of [fromTemplate, overridden]) {
+      await h.hub.request('POST', `/api/v1/agents/${a.id}/telemetry`, {token: a.token, body: {events: [{type: 'agent.user.prompt', attributes: {prompt: 'p'}}]}})
+    }
+    await h.hub.telemetry.flush()
+    expect(spans('agent.user.prompt').map((s) => s.attributes).slice(1)).toEqual([{'agent.id': fromTemplate.id, prompt: 'p'}])
     const bad = await h.hub.request('POST', '/api/v1/agents', {body: {projectId: h.projectId, name: 'bad', telemetry: {filter: {sampling: {default: 3}}}}})
     expect(bad.status).toBe(400)
     expect(bad.body.error.code).toBe('validation_error')
