@@ -155,6 +155,7 @@ describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
     await expect.poll(() => page.locator('#maintenance-state').textContent()).toContain('Maintenance is on')
     await page.locator('#maintenance-banner').waitFor()
     expect((await hub.request('GET', '/api/v1/admin/maintenance')).body).toMatchObject({enabled: true, message: 'Upgrading the database'})
+    expect(await unlabelledControls(page)).toEqual([])
     await screenshot(page, 'web-maintenance-on')
     await page.getByRole('button', {name: 'Turn maintenance off'}).click()
     await expect.poll(() => page.locator('#maintenance-state').textContent()).toContain('Maintenance is off')

@@ -6,7 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {requestJson} from '../../src/client/http.js'
 import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
 import {agentProcessEnv, tmuxAt} from '../helpers/live-hub.js'
-import {launchChromium, screenshot} from '../helpers/web-browser.js'
+import {launchChromium, screenshot, unlabelledControls} from '../helpers/web-browser.js'
 
 /**
  * The done-when of the web pages, against a real `svc server start` (what `npm start` runs): a
@@ -83,6 +83,7 @@ describe('the web client of a workstation Hub started with svc server start', {t
     await terminal.getByLabel('Send a line').press('Enter')
     await expect.poll(() => terminal.locator('pre').textContent(), {timeout: 20_000}).toContain('web-typed-42')
     await expect.poll(() => page.locator('svc-terminal#logs pre').textContent(), {timeout: 20_000}).toContain('web-typed-42')
+    expect(await unlabelledControls(page)).toEqual([])
     await screenshot(page, 'web-agent-terminal')
 
     await api('POST', `/api/v1/agents/${agent.id}/stop`, {})
