@@ -46,6 +46,7 @@ describe('the web client of a hosted Hub', {timeout: 120_000}, () => {
   it('signs in with OpenID Connect; a user who is not an admin sees no admin tab and cannot open one', async () => {
     const page = await signIn('alice', '#/projects')
     expect(new URL(page.url()).hash).toBe('#/projects')
+    expect(await page.locator('#signed-in-as').textContent()).toBe('Signed in as Alice Example')
     expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents'])
     await page.goto(`${s.url}/#/settings`)
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('You do not have permission to open Settings.')

@@ -41,7 +41,7 @@ describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
 
   it('signs the loopback browser in as the dev user with an httpOnly session cookie', async () => {
     await page.goto(`${base}/`)
-    await expect.poll(() => page.locator('#signed-in-as').textContent()).toBe('Signed in as dev-user (system admin)')
+    await expect.poll(() => page.locator('#signed-in-as').textContent()).toBe('Signed in as Developer (system admin)')
     const cookie = (await context.cookies(base)).find((c) => c.name === 'svc_session')
     expect(cookie).toMatchObject({httpOnly: true, sameSite: 'Strict', path: '/'})
     // A web session, not the dev credential itself.

@@ -46,7 +46,7 @@ describe('the web client of a workstation Hub started with svc server start', {t
 
   it('opening the Hub\'s address signs in as the dev user; a Layer-1 setting changed on the Settings tab is saved', async () => {
     await page.goto(`${server.url}/`)
-    await expect.poll(() => page.locator('#signed-in-as').textContent()).toBe('Signed in as dev-user (system admin)')
+    await expect.poll(() => page.locator('#signed-in-as').textContent()).toBe('Signed in as Developer (system admin)')
     await page.getByRole('link', {name: 'Settings'}).click()
     const quota = page.locator('svc-settings-section[data-section="quotas"] svc-field[data-key="quotas.max_agents_per_project"] input')
     await quota.fill('12')

@@ -45,7 +45,7 @@ export const TABS: Tab[] = [
  * A user with only some admin permissions sees those admin tabs only.
  */
 export class SvcApp extends LitElement {
-  static properties = {status: {state: true}, route: {state: true}, failure: {state: true}, signedOut: {state: true}}
+  static properties = {status: {state: true}, who: {state: true}, route: {state: true}, failure: {state: true}, signedOut: {state: true}}
   static styles = [
     shared,
     css`
@@ -61,6 +61,8 @@ export class SvcApp extends LitElement {
     `,
   ]
   declare status: AdminStatus | null
+  /** The signed-in user's display name (or e-mail). */
+  declare who: string
   declare route: Route
   declare failure: string
   declare signedOut: boolean
@@ -68,6 +70,7 @@ export class SvcApp extends LitElement {
   constructor() {
     super()
     this.status = null
+    this.who = ''
     this.route = currentRoute()
     this.failure = ''
     this.signedOut = false
@@ -92,7 +95,9 @@ export class SvcApp extends LitElement {
   /** Reads who the browser is signed in as; on a workstation Hub signs in as the dev user first. */
   async load(): Promise<void> {
     try {
-      this.status = await api<AdminStatus>('GET', '/api/v1/admin/status')
+      const [status, me] = await Promise.all([api<AdminStatus>('GET', '/api/v1/admin/status'), api<{principal: {displayName?: string; email?: string}}>('GET', '/api/v1/auth/me')])
+      this.who = me.principal.displayName || me.principal.email || status.principal.id
+      this.status = status
       this.signedOut = false
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
@@ -167,7 +172,7 @@ export class SvcApp extends LitElement {
       <header>
         <strong>svc Hub</strong>
         <span class="mode">${s.mode}</span>
-        <span class="who" id="signed-in-as">Signed in as ${s.principal.id}${s.systemAdmin ? ' (system admin)' : ''}</span>
+        <span class="who" id="signed-in-as">Signed in as ${this.who}${s.systemAdmin ? ' (system admin)' : ''}</span>
         ${s.mode === 'hosted' && s.credentialKind === 'session' ? html`<button class="sign-out" @click=${this.signOut}>Sign out</button>` : ''}
       </header>
       ${s.maintenance.enabled ? html`<p class="notice error banner" role="status" id="maintenance-banner">Maintenance mode is on: only system admins can change anything.</p>` : ''}
