@@ -2,6 +2,7 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import pino, {type Logger} from 'pino'
+import {afterEach, beforeEach} from 'vitest'
 import {openStore, type Store} from '../../src/store/store.js'
 import {startTestHub, type Dialect, type TestHub, type TestHubOptions} from './hub.js'
 import {createPgSchema} from './pg.js'
@@ -39,6 +40,36 @@ export async function startHubOn(db: HubDb, opts: TestHubOptions = {}): Promise<
   // startTestHub creates a schema only for 'postgres'; the driver and URL come from the env here.
   const hub = await startTestHub('sqlite', {...opts, env: {...opts.env, SVC_SERVER_DATABASE_DRIVER: db.driver, SVC_SERVER_DATABASE_URL: db.url}})
   return Object.assign(hub, {dialect: db.dialect})
+}
+
+/**
+ * For a describe block: a fresh database before each test, dropped after it together with the
+ * last Hub started on it. `start` is one Hub start (the previous Hub is stopped first).
+ */
+export function hubDbPerTest(dialect: Dialect) {
+  let db: HubDb | null = null
+  let hub: TestHub | null = null
+  beforeEach(async () => {
+    db = await createHubDb(dialect)
+  })
+  afterEach(async () => {
+    await hub?.dispose()
+    hub = null
+    await db?.drop()
+  })
+  return {
+    get db(): HubDb {
+      return db!
+    },
+    get hub(): TestHub {
+      return hub!
+    },
+    async start(opts: TestHubOptions = {}): Promise<TestHub> {
+      await hub?.dispose()
+      hub = await startHubOn(db!, opts)
+      return hub
+    },
+  }
 }
 
 export interface CapturedLog {

@@ -1,9 +1,9 @@
-import {afterEach, beforeEach, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
 import {loadWorld, planAdoption} from '../../src/domain/delegation/planner.js'
 import type {AdoptionRecord} from '../../src/store/repositories/delegation-adoptions.js'
-import {describeEachDialect, type TestHub} from '../helpers/hub.js'
+import {describeEachDialect} from '../helpers/hub.js'
 import {buildLegacyFixture} from '../helpers/legacy-fixture.js'
-import {createHubDb, openStoreOn, startHubOn, type HubDb} from '../helpers/restart-hub.js'
+import {hubDbPerTest, openStoreOn} from '../helpers/restart-hub.js'
 
 /**
  * A start-up pass never overwrites a record that changed under it (an admin commit on a serving
@@ -14,19 +14,11 @@ import {createHubDb, openStoreOn, startHubOn, type HubDb} from '../helpers/resta
  * other writer's record and edges stand.
  */
 describeEachDialect('delegation start-up migration: a record taken over during the pass', (dialect) => {
-  let db: HubDb
-  let hub: TestHub | null = null
-  beforeEach(async () => {
-    db = await createHubDb(dialect)
-  })
-  afterEach(async () => {
-    await hub?.dispose()
-    await db.drop()
-  })
+  const t = hubDbPerTest(dialect)
 
   it('the taken-over record and its edge are left as the other writer left them', async () => {
-    await buildLegacyFixture({driver: db.driver, url: db.url, agents: 12, depth: 3, seed: 5, tokens: false})
-    const other = await openStoreOn(db)
+    await buildLegacyFixture({driver: t.db.driver, url: t.db.url, agents: 12, depth: 3, seed: 5, tokens: false})
+    const other = await openStoreOn(t.db)
     try {
       const first = planAdoption(await loadWorld(other)).find((h) => h.outcome === 'adopt')!
       let taken: AdoptionRecord | null = null
@@ -36,7 +28,7 @@ describeEachDialect('delegation start-up migration: a record taken over during t
         taken = rec
         await other.delegationAdoptions.update(rec.id, {status: 'adopted', origin: 'admin_commit', actorKind: 'user', actorId: 'an-admin'}, new Date().toISOString())
       }
-      hub = await startHubOn(db, {delegationStartup: {beforeHopWrite}})
+      const hub = await t.start({delegationStartup: {beforeHopWrite}})
       expect(taken!.delegateAgentId).toBe(first.agentId)
       expect(await hub.store.delegationAdoptions.get(taken!.id)).toMatchObject({status: 'adopted', origin: 'admin_commit', actorId: 'an-admin', adoptedEdgeId: null})
       // The pass's adoption of that hop was rolled back: the original row is still the only active edge.

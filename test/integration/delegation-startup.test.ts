@@ -1,14 +1,14 @@
-import {afterEach, beforeEach, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
 import {classifyEdge} from '../../src/domain/delegation/edge-class.js'
 import {loadWorld, planAdoption, type PlannedHop} from '../../src/domain/delegation/planner.js'
 import {ADOPTION_STATUS_ROUTE, COHORT_KEY, MARKER_KEY, OUTCOMES, RETRY_VERSION, type CohortHeader, type Marker} from '../../src/domain/delegation/types.js'
 import type {AdoptionRecord} from '../../src/store/repositories/delegation-adoptions.js'
 import type {Store} from '../../src/store/store.js'
 import {newId} from '../../src/domain/shared/secrets.js'
-import {describeEachDialect, type TestHub, type TestHubOptions} from '../helpers/hub.js'
+import {describeEachDialect, type TestHubOptions} from '../helpers/hub.js'
 import {buildLegacyFixture, FIXTURE_TIME} from '../helpers/legacy-fixture.js'
 import {createUser} from '../helpers/users.js'
-import {capturingLogger, createHubDb, openStoreOn, startHubOn, type HubDb} from '../helpers/restart-hub.js'
+import {capturingLogger, hubDbPerTest, openStoreOn} from '../helpers/restart-hub.js'
 
 /**
  * The start-up provenance adoption (SPEC "Start-up migration run", "Adoption record and hop"),
@@ -16,27 +16,12 @@ import {capturingLogger, createHubDb, openStoreOn, startHubOn, type HubDb} from 
  * real Hub starts on the same database: each `start` is one Hub start, the previous one stopped.
  */
 describeEachDialect('delegation start-up migration', (dialect) => {
-  let db: HubDb
-  let hub: TestHub | null = null
-
-  beforeEach(async () => {
-    db = await createHubDb(dialect)
-  })
-  afterEach(async () => {
-    await hub?.dispose()
-    hub = null
-    await db.drop()
-  })
-
-  const legacy = (anomalies = false) => buildLegacyFixture({driver: db.driver, url: db.url, agents: 24, depth: 4, seed: 11, anomalies, tokens: false})
-  const start = async (opts: TestHubOptions = {}) => {
-    await hub?.dispose()
-    hub = await startHubOn(db, opts)
-    return hub.store
-  }
+  const t = hubDbPerTest(dialect)
+  const legacy = (anomalies = false) => buildLegacyFixture({driver: t.db.driver, url: t.db.url, agents: 24, depth: 4, seed: 11, anomalies, tokens: false})
+  const start = async (opts: TestHubOptions = {}) => (await t.start(opts)).store
   /** The planner's verdict on the database as it is now (before a start: what the cohort must hold). */
   const planNow = async () => {
-    const store = await openStoreOn(db)
+    const store = await openStoreOn(t.db)
     try {
       const world = await loadWorld(store)
       const plan = planAdoption(world)
@@ -54,8 +39,8 @@ describeEachDialect('delegation start-up migration', (dialect) => {
   }
   /** The admin status route (team C's) as a system admin on a session sees it. */
   const status = async () => {
-    const admin = await createUser(hub!, {systemAdmin: true})
-    const r = await hub!.request('GET', ADOPTION_STATUS_ROUTE, {token: admin.token})
+    const admin = await createUser(t.hub, {systemAdmin: true})
+    const r = await t.hub.request('GET', ADOPTION_STATUS_ROUTE, {token: admin.token})
     expect(r.status).toBe(200)
     return r.body
   }
@@ -121,8 +106,8 @@ describeEachDialect('delegation start-up migration', (dialect) => {
     expect(adopt.length).toBeGreaterThan(2)
     const log = capturingLogger()
     let s = await start({logger: log.logger, delegationStartup: failingWrite(2)})
-    expect((await hub!.request('GET', '/readyz')).status).toBe(200)
-    expect((await hub!.request('GET', '/api/v1/agents')).status).toBe(200)
+    expect((await t.hub.request('GET', '/readyz')).status).toBe(200)
+    expect((await t.hub.request('GET', '/api/v1/agents')).status).toBe(200)
     let byAgent = await records(s)
     // Top-down: the first hop (depth, then agent ID) was adopted; the failing second and every later one stay pending.
     expect(byAgent.get(adopt[0].agentId)!.status).toBe('adopted')
@@ -231,7 +216,7 @@ describeEachDialect('delegation start-up migration', (dialect) => {
     await legacy()
     const log = capturingLogger()
     let s = await start({logger: log.logger, delegationStartup: {beforeSnapshot: () => Promise.reject(new Error('injected snapshot failure'))}})
-    expect((await hub!.request('GET', '/readyz')).status).toBe(200)
+    expect((await t.hub.request('GET', '/readyz')).status).toBe(200)
     expect(await s.hubSettings.get(COHORT_KEY)).toBeNull()
     expect(await s.hubSettings.get(MARKER_KEY)).toBeNull()
     expect(await s.delegationAdoptions.count()).toBe(0)
