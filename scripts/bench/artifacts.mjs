@@ -5,8 +5,8 @@
 // For scale, the same runs also time a bare node:http server in its own process (the floor:
 // what loopback HTTP costs on this machine with no Hub at all): an upload it discards, one it
 // hashes and writes on its event loop (what the Hub did before hash-writer.ts), and a download
-// of the file. The Hub's CPU per transfer (from /proc, all threads) is printed too: unlike the
-// times, it barely moves when other work shares the machine. The load average is printed.
+// of the file. Each server's CPU per transfer (from /proc, all threads) is printed too: unlike
+// the times, it moves less when other work shares the machine. The load average is printed.
 // BENCH_BYTES=134217728 runs a 128 MiB file (raising the Hub's limit) to compare the RSS line:
 // it should not move with the file size. BENCH_RUNS sets the number of runs (median printed).
 import {execFileSync, spawn} from 'node:child_process'
@@ -139,16 +139,16 @@ async function main() {
     const loadBefore = loadAverage()
 
     const times = {sha: [], cp: [], up: [], down: [], floorDiscard: [], floorStore: [], floorDown: []}
-    const hubCpu = {up: 0, down: 0}
+    const cpu = {up: 0, down: 0, floorDiscard: 0, floorStore: 0, floorDown: 0}
     let shaValue = ''
     let last
-    /** Times `fn` into `times[key]`; with `cpu`, also adds the Hub's CPU to `hubCpu[cpu]`. */
-    const timed = async (key, fn, cpu) => {
-      const c0 = cpu ? cpuMs(hub.pid) : 0
+    /** Times `fn` into `times[key]`; with `pid`, adds that server's CPU to `cpu[key]`. */
+    const timed = async (key, fn, pid) => {
+      const c0 = pid ? cpuMs(pid) : 0
       const t = process.hrtime.bigint()
       const r = await fn()
       times[key].push(ms(t))
-      if (cpu) hubCpu[cpu] += cpuMs(hub.pid) - c0
+      if (pid) cpu[key] += cpuMs(pid) - c0
       return r
     }
     const dest = join(home, 'down.bin')
@@ -167,14 +167,14 @@ async function main() {
       await timed('cp', () => execFileSync('cp', [file, copy]))
       rmSync(copy)
       const hubRuns = async () => {
-        last = await timed('up', () => upload(`${base}/api/v1/artifacts?name=payload.bin&scope=${project}`, token, file, shaValue), 'up')
-        await timed('down', () => fetched(`${base}/api/v1/artifacts/${last.artifact.id}/files/payload.bin`, token), 'down')
+        last = await timed('up', () => upload(`${base}/api/v1/artifacts?name=payload.bin&scope=${project}`, token, file, shaValue), hub.pid)
+        await timed('down', () => fetched(`${base}/api/v1/artifacts/${last.artifact.id}/files/payload.bin`, token), hub.pid)
       }
       const floorRuns = async () => {
-        await timed('floorDiscard', () => upload(`${floorBase}/discard`, '', file, shaValue))
-        const got = await timed('floorStore', () => upload(`${floorBase}/store`, '', file, shaValue))
+        await timed('floorDiscard', () => upload(`${floorBase}/discard`, '', file, shaValue), floor.pid)
+        const got = await timed('floorStore', () => upload(`${floorBase}/store`, '', file, shaValue), floor.pid)
         if (got.sha256 !== shaValue) throw new Error('floor digest mismatch')
-        await timed('floorDown', () => fetched(`${floorBase}/`, ''))
+        await timed('floorDown', () => fetched(`${floorBase}/`, ''), floor.pid)
       }
       // Alternating which goes first spreads any drift in the machine's load over both.
       if (i % 2) await floorRuns(), await hubRuns()
@@ -187,15 +187,17 @@ async function main() {
     const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]))
     const c = m.cp
     const x = (v) => `${(v / c).toFixed(2)}x cp`
+    // Server CPU per transfer: 10 ms ticks summed over the runs, so only the mean is meaningful.
+    const cpuOf = (key) => `   server CPU ${(cpu[key] / RUNS).toFixed(0)} ms`
     const line = (label, value, extra = '') => console.log(`${label.padEnd(44)} ${value.toFixed(1).padStart(8)} ms${extra}`)
     console.log(`artifacts bench: ${(SIZE / 1024 / 1024).toFixed(0)} MiB file, median of ${RUNS} runs, Node ${process.version}, load average ${loadBefore} -> ${loadAverage()}`)
     line('cp (same file, same disk)', c)
     line('node sha-256 of the file', m.sha, `   ${x(m.sha)}`)
-    line('publish (stream + hash + store)', m.up, `   ${x(m.up)}   target <= 2.5x: ${m.up / c <= 2.5 ? 'met' : 'MISSED'}   Hub CPU ${(hubCpu.up / RUNS).toFixed(0)} ms`)
-    line('fetch (stream to disk)', m.down, `   ${x(m.down)}   target <= 1.5x: ${m.down / c <= 1.5 ? 'met' : 'MISSED'}   Hub CPU ${(hubCpu.down / RUNS).toFixed(0)} ms`)
-    line('floor: node:http upload, body discarded', m.floorDiscard, `   ${x(m.floorDiscard)}`)
-    line('floor: node:http upload, hash + write inline', m.floorStore, `   ${x(m.floorStore)}   publish / this: ${(m.up / m.floorStore).toFixed(2)}`)
-    line('floor: node:http download of the file', m.floorDown, `   ${x(m.floorDown)}   fetch / this: ${(m.down / m.floorDown).toFixed(2)}`)
+    line('publish (stream + hash + store)', m.up, `   ${x(m.up)}   target <= 2.5x: ${m.up / c <= 2.5 ? 'met' : 'MISSED'}${cpuOf('up')}`)
+    line('fetch (stream to disk)', m.down, `   ${x(m.down)}   target <= 1.5x: ${m.down / c <= 1.5 ? 'met' : 'MISSED'}${cpuOf('down')}`)
+    line('floor: node:http upload, body discarded', m.floorDiscard, `   ${x(m.floorDiscard)}${cpuOf('floorDiscard')}`)
+    line('floor: node:http upload, hash + write inline', m.floorStore, `   ${x(m.floorStore)}   publish / this: ${(m.up / m.floorStore).toFixed(2)}${cpuOf('floorStore')}`)
+    line('floor: node:http download of the file', m.floorDown, `   ${x(m.floorDown)}   fetch / this: ${(m.down / m.floorDown).toFixed(2)}${cpuOf('floorDown')}`)
     console.log(`hub RSS before ${mib(before.rss)}, after ${mib(after.rss)} (peak ${mib(before.hwm)} -> ${mib(after.hwm)}; file ${(SIZE / 1024 / 1024).toFixed(0)} MiB x ${RUNS * 2} transfers)`)
   } finally {
     hub.kill('SIGTERM')
