@@ -1,6 +1,6 @@
-import {createHash} from 'node:crypto'
+import {hash} from 'node:crypto'
 import {isPermission} from '../authz/permissions.js'
-import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
+import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
 import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION, POLICY_V1_NAME} from './policy-v1.js'
 
 /**
@@ -32,7 +32,7 @@ export function parseCeiling(raw: string | null): string[] | null {
   return [...(v as string[])].sort()
 }
 
-export function classifyEdge(e: EdgeRecord): EdgeClass {
+export function classifyEdge(e: EdgeFacts): EdgeClass {
   if (e.provenanceVersion === 0) {
     const clean = e.sourceCredentialKind === null && e.ceiling === null && e.ceilingPolicy === null && e.ceilingProjectId === null
     return clean ? {kind: 'unrecorded'} : {kind: 'malformed_provenance'}
@@ -51,7 +51,7 @@ export function classifyEdge(e: EdgeRecord): EdgeClass {
  * Fingerprint of an edge's meaning, for "the edge has not changed since it was planned".
  * Timestamps are left out on purpose: no timestamp ever selects or excludes an edge (spec).
  */
-export function edgeFingerprint(e: EdgeRecord): string {
+export function edgeFingerprint<E extends EdgeFacts>(e: E): string {
   const meaning = JSON.stringify([e.id, e.delegateAgentId, e.projectId, e.delegator.kind, e.delegator.id, e.role, e.provenanceVersion, e.sourceCredentialKind, e.ceiling, e.ceilingPolicy, e.ceilingProjectId, e.active])
-  return createHash('sha256').update(meaning).digest('hex')
+  return hash('sha256', meaning, 'hex')
 }

@@ -1,9 +1,9 @@
 import {createHash} from 'node:crypto'
 import type {Repos} from '../../store/store.js'
-import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
+import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
 import {classifyEdge, edgeFingerprint} from './edge-class.js'
 import {BACKFILL_SENTINEL, POLICY_V1, policyV1Ceiling} from './policy-v1.js'
-import {MAX_WALK_DEPTH, type ExclusionReason, type Hop} from './types.js'
+import {MAX_WALK_DEPTH, type ExclusionReason, type Hop, type Outcome} from './types.js'
 
 /** What the planner needs to know of one agent (deleted ones too: `parent_deleted`). */
 export interface AgentFacts {
@@ -22,8 +22,8 @@ export interface AgentFacts {
 
 export interface World {
   agents: Map<string, AgentFacts>
-  /** Active edges by delegate agent ID. */
-  activeEdges: Map<string, EdgeRecord[]>
+  /** Active edges by delegate agent ID (full EdgeRecords fit too; timestamps are never read). */
+  activeEdges: Map<string, EdgeFacts[]>
   users: Map<string, {status: string}>
 }
 
@@ -61,21 +61,17 @@ export function configFacts(raw: string, role: string): Pick<AgentFacts, 'applie
   }
 }
 
-/** Loads everything the planner reads in three bulk queries (lean columns). */
+/** Planner facts of one agent row as the repository lists it (config still raw text). */
+export function agentFacts(r: {id: string; projectId: string; createdByKind: string; createdById: string; role: string; config: string; deleted: boolean}): AgentFacts {
+  return {id: r.id, projectId: r.projectId, createdBy: r.createdById ? {kind: r.createdByKind, id: r.createdById} : null, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)}
+}
+
+/** Loads everything the planner reads in three bulk queries: lean columns, no timestamps. */
 export async function loadWorld(repos: Repos): Promise<World> {
-  const [agentRows, edges, users] = await Promise.all([repos.agents.listPlannerFacts(), repos.delegationEdges.listActive(), repos.users.statuses()])
+  const [agentRows, edges, users] = await Promise.all([repos.agents.listPlannerFacts(), repos.delegationEdges.listActiveFacts(), repos.users.statuses()])
   const agents = new Map<string, AgentFacts>()
-  for (const r of agentRows) {
-    agents.set(r.id, {
-      id: r.id,
-      projectId: r.projectId,
-      createdBy: r.createdById ? {kind: r.createdByKind, id: r.createdById} : null,
-      role: r.role,
-      deleted: r.deleted,
-      ...configFacts(r.config, r.role),
-    })
-  }
-  const activeEdges = new Map<string, EdgeRecord[]>()
+  for (const r of agentRows) agents.set(r.id, agentFacts(r))
+  const activeEdges = new Map<string, EdgeFacts[]>()
   for (const e of edges) {
     const list = activeEdges.get(e.delegateAgentId)
     if (list) list.push(e)
@@ -84,14 +80,19 @@ export async function loadWorld(repos: Repos): Promise<World> {
   return {agents, activeEdges, users}
 }
 
-/** A decided hop plus what its children need: whether it is excluded and the ceiling it bounds them with. */
-interface Verdict {
-  hop: PlannedHop
-  excluded: boolean
-  childCeiling: string[] | null
+/** Whether a decided hop excludes its children, and the ceiling it bounds them with (rule 3). */
+const isExcluded = (h: PlannedHop) => h.outcome === 'excluded'
+const childCeiling = (h: PlannedHop): readonly string[] | null => (h.outcome === 'adopt' ? h.afterCeiling : h.beforeCeiling)
+
+/** One agent on the way up: its in-project edge (or why it has none) and the parent followed. */
+interface Step {
+  agent: AgentFacts
+  edge: EdgeFacts | ExclusionReason
+  parent: AgentFacts | null
 }
 
 const TABLE_ROLES = new Set(Object.keys(POLICY_V1))
+const SA_PERMISSIONS = ['cloud_service_account.assign', 'cloud_service_account.use']
 
 function roleRule(role: string | null): ExclusionReason | null {
   if (role === 'none') return 'role_none'
@@ -100,45 +101,25 @@ function roleRule(role: string | null): ExclusionReason | null {
 }
 
 /** The one in-project active edge of an agent, or the reason it has none. */
-function edgeOf(world: World, a: AgentFacts): EdgeRecord | ExclusionReason {
-  const all = world.activeEdges.get(a.id) ?? []
-  if (all.length === 0) return 'missing_edge'
+function edgeOf(world: World, a: AgentFacts): EdgeFacts | ExclusionReason {
+  const all = world.activeEdges.get(a.id)
+  if (!all || all.length === 0) return 'missing_edge'
+  if (all.length === 1) return all[0].projectId === a.projectId ? all[0] : 'scope_mismatch'
   const inProject = all.filter((e) => e.projectId === a.projectId)
   if (inProject.length > 1) return 'duplicate_active_edges'
-  if (inProject.length === 0) return 'scope_mismatch'
-  return inProject[0]
+  return inProject.length === 0 ? 'scope_mismatch' : inProject[0]
 }
 
-/** The agent delegator the planner follows upwards: present, not deleted, same project. */
-function followedParent(world: World, a: AgentFacts): AgentFacts | null {
-  const e = edgeOf(world, a)
-  if (typeof e === 'string' || e.delegator.kind !== 'agent') return null
-  const p = world.agents.get(e.delegator.id)
-  return p && !p.deleted && p.projectId === a.projectId ? p : null
+/** The step of an agent: the agent delegator is followed when present, not deleted, same project. */
+function stepOf(world: World, a: AgentFacts): Step {
+  const edge = edgeOf(world, a)
+  if (typeof edge === 'string' || edge.delegator.kind !== 'agent') return {agent: a, edge, parent: null}
+  const p = world.agents.get(edge.delegator.id)
+  return {agent: a, edge, parent: p && !p.deleted && p.projectId === a.projectId ? p : null}
 }
-
-function baseHop(a: AgentFacts, e: EdgeRecord | null, depth: number): PlannedHop {
-  const c = e ? classifyEdge(e) : null
-  return {
-    edgeId: e?.id ?? null,
-    agentId: a.id,
-    projectId: a.projectId,
-    outcome: 'excluded',
-    reason: null,
-    delegator: e ? {...e.delegator} : null,
-    role: e?.role ?? null,
-    beforeCeiling: c && (c.kind === 'recorded' || c.kind === 'recognized') ? c.ceiling : null,
-    afterCeiling: null,
-    recordId: null,
-    depth,
-    beforeFingerprint: e ? edgeFingerprint(e) : null,
-  }
-}
-
-const exclude = (hop: PlannedHop, reason: ExclusionReason): Verdict => ({hop: {...hop, outcome: 'excluded', reason}, excluded: true, childCeiling: null})
 
 /** Rules before the ancestor rule (scope, delegator type, root, parent); null when they pass. */
-function pathRule(world: World, a: AgentFacts, e: EdgeRecord): ExclusionReason | null {
+function pathRule(world: World, a: AgentFacts, e: EdgeFacts): ExclusionReason | null {
   const d = e.delegator
   if (d.kind === 'agent') {
     const p = world.agents.get(d.id)
@@ -155,77 +136,131 @@ function pathRule(world: World, a: AgentFacts, e: EdgeRecord): ExclusionReason |
   return null
 }
 
-/** Decides one hop whose parent (if followed) is already decided. */
-function decide(world: World, a: AgentFacts, parent: Verdict | null): Verdict {
-  const e = edgeOf(world, a)
-  if (typeof e === 'string') return exclude(baseHop(a, null, 0), e)
-  const depth = parent ? parent.hop.depth + 1 : e.delegator.kind === 'agent' ? 1 : 0
-  const hop = baseHop(a, e, depth)
-  const path = pathRule(world, a, e)
-  if (path) return exclude(hop, path)
-  if (parent?.excluded) return exclude(hop, 'ancestor_excluded')
-  if (depth >= MAX_WALK_DEPTH) return exclude(hop, 'too_deep')
-  if (a.createdBy && (a.createdBy.kind !== e.delegator.kind || a.createdBy.id !== e.delegator.id)) return exclude(hop, 'delegator_ancestry_mismatch')
+/**
+ * Ceilings of one plan, interned: the few distinct ceilings a plan has are built once and
+ * shared (frozen) by every hop that carries them, and each V1 ceiling is computed once per
+ * (edge role, applied role, rule 1, parent ceiling).
+ */
+function ceilingCache() {
+  const interned = new Map<string, readonly string[]>()
+  const v1 = new Map<readonly string[] | null, Map<string, readonly string[] | null>>()
+  const intern = (c: readonly string[]): readonly string[] => {
+    const key = c.join(',')
+    let hit = interned.get(key)
+    if (!hit) interned.set(key, (hit = Object.freeze([...c])))
+    return hit
+  }
+  return {
+    intern,
+    policy(edgeRole: string, appliedRole: string, sa: boolean, parent: readonly string[] | null): readonly string[] | null {
+      let byParent = v1.get(parent)
+      if (!byParent) v1.set(parent, (byParent = new Map()))
+      const key = `${edgeRole}|${appliedRole}|${sa}`
+      if (!byParent.has(key)) {
+        const c = policyV1Ceiling({edgeRole, appliedRole, assignModeServiceAccount: sa, parentCeiling: parent})
+        byParent.set(key, c && intern(c))
+      }
+      return byParent.get(key)!
+    },
+  }
+}
+type Ceilings = ReturnType<typeof ceilingCache>
+
+function newHop(a: AgentFacts, e: EdgeFacts | null, depth: number, outcome: Outcome, reason: ExclusionReason | null, before: readonly string[] | null): PlannedHop {
+  return {
+    edgeId: e ? e.id : null,
+    agentId: a.id,
+    projectId: a.projectId,
+    outcome,
+    reason,
+    delegator: e ? e.delegator : null,
+    role: e ? e.role : null,
+    beforeCeiling: before as string[] | null,
+    afterCeiling: null,
+    recordId: null,
+    depth,
+    beforeFingerprint: e ? edgeFingerprint(e) : null,
+  }
+}
+
+const excluded = (a: AgentFacts, e: EdgeFacts | null, depth: number, reason: ExclusionReason, before: readonly string[] | null = null): PlannedHop =>
+  newHop(a, e, depth, 'excluded', reason, before)
+
+/** Decides one hop whose followed parent (if any) is already decided. */
+function decide(world: World, step: Step, parent: PlannedHop | null, ceilings: Ceilings): PlannedHop {
+  const {agent: a, edge: e} = step
+  if (typeof e === 'string') return excluded(a, null, 0, e)
+  const depth = parent ? parent.depth + 1 : e.delegator.kind === 'agent' ? 1 : 0
   const c = classifyEdge(e)
-  if (c.kind === 'unknown_version') return exclude(hop, 'unknown_provenance_version')
-  if (c.kind === 'malformed_provenance' || c.kind === 'malformed_ceiling') return exclude(hop, c.kind)
-  if (c.kind === 'recorded') return {hop: {...hop, outcome: 'recorded'}, excluded: false, childCeiling: c.ceiling}
+  const before = c.kind === 'recorded' || c.kind === 'recognized' ? ceilings.intern(c.ceiling) : null
+  const path = pathRule(world, a, e)
+  if (path) return excluded(a, e, depth, path, before)
+  if (parent && isExcluded(parent)) return excluded(a, e, depth, 'ancestor_excluded', before)
+  if (depth >= MAX_WALK_DEPTH) return excluded(a, e, depth, 'too_deep', before)
+  if (a.createdBy && (a.createdBy.kind !== e.delegator.kind || a.createdBy.id !== e.delegator.id)) return excluded(a, e, depth, 'delegator_ancestry_mismatch', before)
+  if (c.kind === 'unknown_version') return excluded(a, e, depth, 'unknown_provenance_version')
+  if (c.kind === 'malformed_provenance' || c.kind === 'malformed_ceiling') return excluded(a, e, depth, c.kind)
+  if (c.kind === 'recorded') return newHop(a, e, depth, 'recorded', null, before)
   if (c.kind === 'recognized') {
     // Above policy: IDs beyond the V1 row of the edge's role (plus rule 1 when the config has it).
-    const allowed = new Set(POLICY_V1[e.role] ?? [])
-    if (a.assignModeServiceAccount) for (const p of ['cloud_service_account.assign', 'cloud_service_account.use']) allowed.add(p)
-    const above = c.ceiling.some((p) => !allowed.has(p))
-    return {hop: {...hop, outcome: above ? 'recognized_above_policy' : 'recognized'}, excluded: false, childCeiling: c.ceiling}
+    const row = POLICY_V1[e.role] ?? []
+    const above = c.ceiling.some((p) => !row.includes(p) && !(a.assignModeServiceAccount && SA_PERMISSIONS.includes(p)))
+    return newHop(a, e, depth, above ? 'recognized_above_policy' : 'recognized', null, before)
   }
   // Unrecorded: only now do the role and the config matter (they pick the V1 ceiling).
   const role = roleRule(e.role) ?? roleRule(a.appliedRole)
-  if (role) return exclude(hop, role)
-  if (!a.configReadable || a.appliedRole === null) return exclude(hop, 'unreadable_agent_config')
-  const after = policyV1Ceiling({edgeRole: e.role, appliedRole: a.appliedRole, assignModeServiceAccount: a.assignModeServiceAccount, parentCeiling: parent ? parent.childCeiling : null})
-  if (!after) return exclude(hop, 'unknown_role')
-  return {hop: {...hop, outcome: 'adopt', afterCeiling: after}, excluded: false, childCeiling: after}
+  if (role) return excluded(a, e, depth, role)
+  if (!a.configReadable || a.appliedRole === null) return excluded(a, e, depth, 'unreadable_agent_config')
+  const after = ceilings.policy(e.role, a.appliedRole, a.assignModeServiceAccount, parent ? childCeiling(parent) : null)
+  if (!after) return excluded(a, e, depth, 'unknown_role')
+  const hop = newHop(a, e, depth, 'adopt', null, null)
+  hop.afterCeiling = after as string[]
+  return hop
 }
 
 /**
  * Plans adoption over the ancestor closure of the live agents in scope (stopped agents are
  * live, deleted ones are not): one hop per examined edge, or per agent without exactly one
- * in-project active edge. Each agent is decided once (memoised), walking up iteratively and
- * deciding top-down, so long chains and cycles cost linear time and no recursion. Hops come
- * sorted top-down (depth, then agent ID). No timestamp is ever read.
+ * in-project active edge. Each agent is decided once (memoised): the walk goes up iteratively
+ * until a decided agent, a root or a repeat, then decides top-down, so long chains and cycles
+ * cost linear time and no recursion. Hops come sorted top-down (depth, then agent ID); their
+ * ceilings are shared, frozen arrays. No timestamp is ever read.
  */
 export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] {
-  const memo = new Map<string, Verdict>()
-  const wanted = scope.agentIds ? new Set(scope.agentIds) : null
+  const memo = new Map<string, PlannedHop>()
+  const ceilings = ceilingCache()
+  const stack: Step[] = []
+  const onStack = new Map<string, number>()
   const resolve = (start: AgentFacts): void => {
-    const stack: AgentFacts[] = []
-    const onStack = new Map<string, number>()
     let cur: AgentFacts | null = start
     while (cur && !memo.has(cur.id)) {
       const at = onStack.get(cur.id)
       if (at !== undefined) {
         // The chain repeats: every member of the loop is a `cycle` hop; those below follow it.
-        for (const m of stack.slice(at)) {
-          const e = edgeOf(world, m) as EdgeRecord
-          memo.set(m.id, exclude(baseHop(m, e, 1), 'cycle'))
-        }
+        for (const m of stack.slice(at)) memo.set(m.agent.id, excluded(m.agent, m.edge as EdgeFacts, 1, 'cycle'))
         stack.length = at
         break
       }
+      const step = stepOf(world, cur)
       onStack.set(cur.id, stack.length)
-      stack.push(cur)
-      cur = followedParent(world, cur)
+      stack.push(step)
+      cur = step.parent
     }
     for (let i = stack.length - 1; i >= 0; i--) {
-      const a = stack[i]
-      const p = followedParent(world, a)
-      memo.set(a.id, decide(world, a, p ? (memo.get(p.id) ?? null) : null))
+      const step = stack[i]
+      memo.set(step.agent.id, decide(world, step, step.parent ? (memo.get(step.parent.id) ?? null) : null, ceilings))
     }
+    stack.length = 0
+    onStack.clear()
   }
-  for (const a of world.agents.values()) {
-    if (a.deleted || (scope.projectId !== undefined && a.projectId !== scope.projectId) || (wanted && !wanted.has(a.id))) continue
-    resolve(a)
-  }
-  const hops = [...memo.values()].map((v) => v.hop)
+  const inScope = (a: AgentFacts | undefined): a is AgentFacts => !!a && !a.deleted && (scope.projectId === undefined || a.projectId === scope.projectId)
+  if (scope.agentIds) {
+    for (const id of scope.agentIds) {
+      const a = world.agents.get(id)
+      if (inScope(a)) resolve(a)
+    }
+  } else for (const a of world.agents.values()) if (inScope(a)) resolve(a)
+  const hops = [...memo.values()]
   return hops.sort((x, y) => x.depth - y.depth || (x.agentId < y.agentId ? -1 : x.agentId > y.agentId ? 1 : 0))
 }
 

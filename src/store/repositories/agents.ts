@@ -138,7 +138,9 @@ export const agentsRepo = (db: Kysely<Database>) => ({
   async listPlannerFacts(ids?: string[]): Promise<{id: string; projectId: string; createdByKind: string; createdById: string; role: string; config: string; deleted: boolean}[]> {
     let q = db.selectFrom('agents').select(['id', 'project_id', 'created_by_kind', 'created_by_id', 'role', 'config', 'deleted_at'])
     if (ids) q = q.where('id', 'in', ids.length ? ids : [''])
-    const rows = await q.orderBy('id').execute()
+    // No ORDER BY: on SQLite it walks the ID index with a row lookup each (a third slower at
+    // 100k agents); the planner sorts its own output.
+    const rows = await q.execute()
     return rows.map((r) => ({id: r.id, projectId: r.project_id, createdByKind: r.created_by_kind, createdById: r.created_by_id, role: r.role, config: r.config, deleted: r.deleted_at !== null}))
   },
   async update(id: string, patch: AgentPatch, now: string): Promise<AgentRecord | null> {

@@ -31,6 +31,9 @@ export interface ChainAgent {
   deleted: boolean
 }
 
+/** What an edge means, without its timestamps and bookkeeping: all the planner reads. */
+export type EdgeFacts = Omit<EdgeRecord, 'deactivationCause' | 'initiator' | 'createdAt' | 'updatedAt'>
+
 export type NewEdge = Omit<EdgeRecord, 'active' | 'deactivationCause' | 'updatedAt'> & {active?: boolean}
 
 const toEdge = (r: Selectable<DelegationEdgesTable>): EdgeRecord => ({
@@ -119,6 +122,27 @@ export const delegationEdgesRepo = (db: Kysely<Database>) => ({
   async listActive(): Promise<EdgeRecord[]> {
     const rows = await db.selectFrom('delegation_edges').selectAll().where('active', '=', 1).execute()
     return rows.map(toEdge)
+  },
+  /** Every active edge, only the columns that carry its meaning (no timestamps): the planner's bulk read. */
+  async listActiveFacts(): Promise<EdgeFacts[]> {
+    const rows = await db
+      .selectFrom('delegation_edges')
+      .select(['id', 'delegate_agent_id', 'project_id', 'delegator_kind', 'delegator_id', 'role', 'provenance_version', 'source_credential_kind', 'ceiling', 'ceiling_policy', 'ceiling_project_id'])
+      .where('active', '=', 1)
+      .execute()
+    return rows.map((r) => ({
+      id: r.id,
+      delegateAgentId: r.delegate_agent_id,
+      projectId: r.project_id,
+      delegator: {kind: r.delegator_kind, id: r.delegator_id},
+      role: r.role,
+      provenanceVersion: Number(r.provenance_version),
+      sourceCredentialKind: r.source_credential_kind,
+      ceiling: r.ceiling,
+      ceilingPolicy: r.ceiling_policy,
+      ceilingProjectId: r.ceiling_project_id,
+      active: true,
+    }))
   },
   async listAll(): Promise<EdgeRecord[]> {
     const rows = await db.selectFrom('delegation_edges').selectAll().execute()
