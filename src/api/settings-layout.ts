@@ -1,3 +1,14 @@
+/** A Layer-1 section's metadata in `GET /api/v1/admin/server-config` (`sections`). */
+export interface SectionMeta {
+  origin: 'seeded' | 'managed' | 'bootstrap'
+  source: string
+  revision: number
+  updated_by: string | null
+  updated_at: string | null
+  /** Managed section whose bootstrap value differs (the bootstrap value no longer applies). */
+  superseded?: boolean
+}
+
 /**
  * One field of the web client's settings form (GET /api/v1/admin/server-config/layout). Shared
  * by the Hub (src/server/web/settings-layout.ts) and the client (web/).

@@ -2,6 +2,7 @@ import {isDeepStrictEqual} from 'node:util'
 import {AppError} from '../../api/app-error.js'
 import type {Bootstrap} from '../../config/bootstrap.js'
 import {SERVER_KEYS} from '../../config/schema.js'
+import type {SectionMeta} from '../../api/settings-layout.js'
 import type {SectionRow} from '../../store/repositories/settings-sections.js'
 import type {Store} from '../../store/store.js'
 import {agentSettingsFromTree, type AgentSettings} from '../agents/agent-settings.js'
@@ -42,15 +43,7 @@ const everyPollMs = (tick: () => Promise<void>) => {
   return () => clearInterval(timer)
 }
 
-export interface SectionMeta {
-  origin: 'seeded' | 'managed' | 'bootstrap'
-  source: string
-  revision: number
-  updated_by: string | null
-  updated_at: string | null
-  /** Managed section whose bootstrap value differs (the bootstrap value no longer applies). */
-  superseded?: boolean
-}
+export type {SectionMeta}
 
 export interface SettingsService {
   /** Seeds and re-syncs sections (origin state machine), loads the cache, starts listening and polling. */

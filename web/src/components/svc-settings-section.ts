@@ -1,4 +1,5 @@
 import {LitElement, html, css} from 'lit'
+import type {SectionMeta} from '../../../src/api/settings-layout.js'
 import {api, ApiError} from '../api.js'
 import {shared} from '../styles.js'
 import {getIn, setIn} from '../tree.js'
@@ -6,14 +7,7 @@ import {parse} from '../field-values.js'
 import type {LayoutField} from './svc-field.js'
 import './svc-field.js'
 
-export interface SectionMeta {
-  origin: 'seeded' | 'managed' | 'bootstrap'
-  source: string
-  revision: number
-  updated_by: string | null
-  updated_at: string | null
-  superseded?: boolean
-}
+export type {SectionMeta}
 
 const ORIGIN_TEXT: Record<string, string> = {
   seeded: 'Tracks the deployment: the value comes from bootstrap and follows it until saved here.',
