@@ -60,7 +60,11 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   const status = createStatusWriter(deps)
   const access = createAgentAccess(deps)
   let colocatedBrokerId: string | null = null
-  const projects = createProjectsService(deps, [async (projectId) => ({agents: await agents.countInProject(projectId)})])
+  const projects = createProjectsService(deps, [
+    async (projectId) => ({agents: await agents.countInProject(projectId)}),
+    // Artifacts homed in the project (those of a deleted project stay, counted nowhere).
+    async (projectId) => ({artifacts: await deps.store.artifacts.countByProject(projectId)}),
+  ])
   const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId})
   return {
     authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),

@@ -307,7 +307,11 @@ describeEachDialect('artifacts over the API', (dialect) => {
   })
 
   it('the owner deletes: rows and bytes go; deleting the home project keeps artifacts', async () => {
+    const stats = async () => (await hub.request('GET', `/api/v1/projects/${projectA}`, {token: alice.token})).body.project.stats.artifacts
+    const count = await stats()
+    expect(count).toBe(await hub.store.artifacts.countByProject(projectA))
     const a = await published({name: 'gone.txt'}, Buffer.from('gone'))
+    expect(await stats()).toBe(count + 1)
     const dir = join(storage, 'artifacts', a.artifact.id)
     expect(storedFiles(dir)).toHaveLength(1)
     const del = await rawRequest('DELETE', url(`/api/v1/artifacts/${a.artifact.id}`), {token: alice.token})
@@ -315,6 +319,7 @@ describeEachDialect('artifacts over the API', (dialect) => {
     expect(del.json.artifact.id).toBe(a.artifact.id)
     expect((await get(alice.token, `/api/v1/artifacts/${a.artifact.id}`)).status).toBe(404)
     expect(storedFiles(dir)).toHaveLength(0)
+    expect(await stats()).toBe(count)
 
     const temp = await register(alice, 'short-lived')
     const kept = await publish(alice.token, {name: 'kept.txt', scope: temp}, Buffer.from('kept'))
