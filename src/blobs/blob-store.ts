@@ -12,6 +12,11 @@ export interface PutOptions {
   /** Length of the stream when the caller knows it (lets object storage stream in one request). */
   size?: number
   /**
+   * Refuses more than `bytes`: the upload fails with `error()` as soon as they are exceeded
+   * (nothing kept). The body is left as it is (not destroyed), so an answer can still be sent.
+   */
+  limit?: {bytes: number; error: () => Error}
+  /**
    * Called with the measured size and digest before the blob becomes visible under its key.
    * Throwing refuses the blob: nothing is kept and `put` rethrows.
    */

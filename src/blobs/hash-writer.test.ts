@@ -60,10 +60,20 @@ describe('writeHashed', () => {
   it('rejects when the signal aborts', async () => {
     const body = new PassThrough()
     const ac = new AbortController()
-    const p = writeHashed(body, fresh(), ac.signal)
+    const p = writeHashed(body, fresh(), {signal: ac.signal})
     body.write(Buffer.alloc(1024, 1))
     setImmediate(() => ac.abort(new Error('stop')))
     await expect(p).rejects.toThrow()
+  })
+
+  it('fails past the limit with its error and leaves the body undestroyed (an answer can follow)', async () => {
+    const body = new PassThrough()
+    const p = writeHashed(body, fresh(), {limit: {bytes: 3 * 1024 * 1024, error: () => new Error('too large')}})
+    for (let i = 0; i < 4; i++) body.write(Buffer.alloc(1024 * 1024, i))
+    await expect(p).rejects.toThrow('too large')
+    expect(body.destroyed).toBe(false)
+    const exact = Buffer.alloc(3 * 1024 * 1024, 9)
+    expect(await writeHashed(Readable.from([exact]), fresh(), {limit: {bytes: exact.length, error: () => new Error('no')}})).toEqual({size: exact.length, sha256: sha(exact)})
   })
 
   it('never overwrites an existing file', async () => {

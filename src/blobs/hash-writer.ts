@@ -1,7 +1,7 @@
 import {availableParallelism} from 'node:os'
-import {addAbortSignal, type Readable} from 'node:stream'
+import {addAbortSignal, finished, type Readable} from 'node:stream'
 import {Worker} from 'node:worker_threads'
-import type {BlobInfo} from './blob-store.js'
+import type {BlobInfo, PutOptions} from './blob-store.js'
 
 /**
  * Writing an upload to disk while hashing it, with the hashing off the event loop.
@@ -105,6 +105,9 @@ function spawnWorker(): PoolWorker {
   return pw
 }
 
+/** The worker's error as an Error, with its `code` (EEXIST, ENOSPC...) when it had one. */
+const errorOf = (e: {message: string; code?: string}): Error => Object.assign(new Error(e.message), e.code ? {code: e.code} : {})
+
 function track(pw: PoolWorker, id: number, on: (m: Reply) => void) {
   if (pw.jobs.size === 0) pw.worker.ref()
   pw.jobs.set(id, on)
@@ -123,42 +126,60 @@ function pickWorker(): PoolWorker {
 
 /**
  * Streams `body` into the new file `file` (created exclusively, mode 0600) and returns its size
- * and SHA-256. On failure (the body errs or ends early, `signal` aborts, a write fails) the
- * promise rejects once the worker has let go of the file, so the caller can remove it.
+ * and SHA-256. On failure (the body errs or ends early, `signal` aborts, `limit` is exceeded, a
+ * write fails) the promise rejects once the worker has let go of the file, so the caller can
+ * remove it. The body is read with 'data' events, not an async iterator or a Transform (a
+ * promise or a stream hop per 64 KiB chunk cost as much as the copy), and is not destroyed when
+ * the limit stops reading, so the Hub can still answer 413 on it.
  */
-export async function writeHashed(body: Readable, file: string, signal?: AbortSignal): Promise<BlobInfo> {
+export function writeHashed(body: Readable, file: string, opts: {signal?: AbortSignal; limit?: PutOptions['limit']} = {}): Promise<BlobInfo> {
+  const {signal, limit} = opts
   signal?.throwIfAborted()
   if (signal) addAbortSignal(signal, body)
   const pw = pickWorker()
   const id = ++nextId
   let behind = 0
+  let total = 0
   const spare: Uint8Array<ArrayBuffer>[] = []
-  let failure: Error | null = null
-  let wake = () => {}
-  const final = new Promise<Reply>((resolve) => {
-    track(pw, id, (m) => {
-      if (m.ack !== undefined) {
-        behind -= m.ack
-        if (m.block) spare.push(new Uint8Array(m.block))
-      } else {
-        if (m.error) failure = Object.assign(new Error(m.error.message), m.error.code ? {code: m.error.code} : {})
-        resolve(m)
-      }
-      if (behind < IN_FLIGHT || failure) wake()
-    })
-  })
-  pw.worker.postMessage({op: 'open', id, file})
-
   let block: Uint8Array<ArrayBuffer> = new Uint8Array(BLOCK)
   let fill = 0
-  const send = () => {
-    behind += fill
-    pw.worker.postMessage({op: 'data', id, block: block.buffer, length: fill}, [block.buffer])
-    block = spare.pop() ?? new Uint8Array(BLOCK)
-    fill = 0
-  }
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
+
+  return new Promise<BlobInfo>((resolve, reject) => {
+    let settled = false
+    const final = new Promise<Reply>((done) => {
+      track(pw, id, (m) => {
+        if (m.ack !== undefined) {
+          behind -= m.ack
+          if (m.block) spare.push(new Uint8Array(m.block))
+          if (behind < IN_FLIGHT && body.isPaused() && !settled) body.resume()
+          return
+        }
+        done(m)
+        if (m.error) fail(errorOf(m.error))
+      })
+    })
+    const stop = () => {
+      settled = true
+      body.off('data', onData)
+      cleanup()
+    }
+    const fail = (err: Error) => {
+      if (settled) return
+      stop()
+      // Reading stops; the body itself is left to its owner (see above).
+      body.pause()
+      if (pw.jobs.has(id)) pw.worker.postMessage({op: 'abort', id})
+      void final.then(() => reject(err))
+    }
+    const send = () => {
+      behind += fill
+      pw.worker.postMessage({op: 'data', id, block: block.buffer, length: fill}, [block.buffer])
+      block = spare.pop() ?? new Uint8Array(BLOCK)
+      fill = 0
+    }
+    const onData = (chunk: Buffer) => {
+      total += chunk.length
+      if (limit && total > limit.bytes) return fail(limit.error())
       for (let off = 0; off < chunk.length; ) {
         const n = Math.min(chunk.length - off, BLOCK - fill)
         block.set(chunk.subarray(off, off + n), fill)
@@ -166,20 +187,18 @@ export async function writeHashed(body: Readable, file: string, signal?: AbortSi
         off += n
         if (fill === BLOCK) send()
       }
-      // Backpressure: read on only once the worker has caught up (or failed).
-      if (behind >= IN_FLIGHT && !failure) await new Promise<void>((r) => (wake = r))
-      if (failure) throw failure
+      // Backpressure: read on once the worker has caught up (see the ack above).
+      if (behind >= IN_FLIGHT) body.pause()
     }
-    if (fill) send()
-    pw.worker.postMessage({op: 'end', id})
-    const m = await final
-    if (!m.done) throw failure ?? new Error('the upload was not stored')
-    return m.done
-  } catch (err) {
-    if (pw.jobs.has(id)) {
-      pw.worker.postMessage({op: 'abort', id})
-      await final
-    }
-    throw err
-  }
+    const cleanup = finished(body, {writable: false}, (err) => {
+      if (settled) return
+      if (err) return fail(err)
+      stop()
+      if (fill) send()
+      pw.worker.postMessage({op: 'end', id})
+      void final.then((m) => (m.done ? resolve(m.done) : reject(errorOf(m.error ?? {message: 'the upload was not stored'}))))
+    })
+    pw.worker.postMessage({op: 'open', id, file})
+    body.on('data', onData)
+  })
 }

@@ -28,7 +28,7 @@ export function createLocalBlobStore(root: string): BlobStore {
       const tmp = join(tmpDir, `${randomUUID()}.part`)
       try {
         // Hashed and written by a worker thread while the event loop receives (hash-writer.ts).
-        const info = await writeHashed(body, tmp, opts.signal)
+        const info = await writeHashed(body, tmp, opts)
         await opts.accept?.(info)
         await mkdir(dirname(final), {recursive: true})
         await rename(tmp, final)

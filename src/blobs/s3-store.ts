@@ -1,4 +1,4 @@
-import type {Readable} from 'node:stream'
+import {PassThrough, type Readable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {
   AbortMultipartUploadCommand,
@@ -55,7 +55,7 @@ export function createS3BlobStore(o: S3Options): BlobStore {
   }
 
   async function putKnownLength(Key: string, body: Readable, size: number, opts: PutOptions): Promise<BlobInfo> {
-    const m = measuring()
+    const m = measuring(opts.limit)
     const piped = pipeline(body, m.stream, ...(opts.signal ? [{signal: opts.signal}] : [])) as Promise<void>
     // The measuring stream is the request body; a source failure destroys it and fails the send.
     const sent = client.send(new PutObjectCommand({Bucket, Key, Body: m.stream, ContentLength: size}), {abortSignal: opts.signal})
@@ -74,7 +74,7 @@ export function createS3BlobStore(o: S3Options): BlobStore {
   }
 
   async function putMultipart(Key: string, body: Readable, opts: PutOptions): Promise<BlobInfo> {
-    const m = measuring()
+    const m = measuring(opts.limit)
     const {UploadId} = await client.send(new CreateMultipartUploadCommand({Bucket, Key}), {abortSignal: opts.signal})
     const parts: Array<{ETag: string; PartNumber: number}> = []
     const sendPart = async (chunks: Buffer[]) => {
@@ -115,7 +115,12 @@ export function createS3BlobStore(o: S3Options): BlobStore {
     kind: 's3',
     async put(key, body, opts = {}) {
       assertKey(key)
-      return opts.size !== undefined ? putKnownLength(key, body, opts.size, opts) : putMultipart(key, body, opts)
+      // The caller's stream is never destroyed here (an HTTP request must stay answerable, e.g.
+      // with 413): the pipelines below run on a hop that only mirrors its data and errors.
+      const own = new PassThrough()
+      body.on('error', (e) => own.destroy(e))
+      body.pipe(own)
+      return opts.size !== undefined ? putKnownLength(key, own, opts.size, opts) : putMultipart(key, own, opts)
     },
     async get(key) {
       assertKey(key)

@@ -1,5 +1,5 @@
 import {randomUUID} from 'node:crypto'
-import {Transform, type Readable} from 'node:stream'
+import type {Readable} from 'node:stream'
 import {AppError, notFound} from '../../api/app-error.js'
 import {formatArtifactRef} from '../../api/artifact-ref.js'
 import type {BlobStore} from '../../blobs/index.js'
@@ -78,18 +78,6 @@ function checkSha(sha: string | undefined): string | undefined {
   return s
 }
 
-/** Fails the stream with 413 `file_too_large` once more than `max` bytes went through. */
-function limitTo(max: number): Transform {
-  let seen = 0
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      seen += chunk.length
-      if (seen > max) return cb(tooLarge(max))
-      cb(null, chunk)
-    },
-  })
-}
-
 const tooLarge = (max: number, size?: number) =>
   new AppError('file_too_large', `the file exceeds the largest artifact file this Hub accepts (${max} bytes, artifacts.max_file_bytes)`, {maxBytes: max, ...(size !== undefined && {size})})
 
@@ -165,15 +153,14 @@ export function createArtifactsService(deps: ArtifactsDeps) {
     const sha = checkSha(up.sha256)
     if (up.size !== undefined && up.size > maxFileBytes) throw tooLarge(maxFileBytes, up.size)
     const blobKey = `artifacts/${artifactId}/${randomUUID()}`
-    const limited = limitTo(maxFileBytes)
-    // Errors reach the caller through `put`. These listeners stay after `put` has settled, so a
+    // Errors reach the caller through `put`. This listener stays after `put` has settled, so a
     // late failure of the request (a client that goes away) is never an uncaught exception.
-    limited.on('error', () => {})
-    up.body.on('error', (err) => limited.destroy(err))
-    up.body.pipe(limited)
-    const info = await b.put(blobKey, limited, {
+    up.body.on('error', () => {})
+    const info = await b.put(blobKey, up.body, {
       signal: up.signal,
       size: up.size,
+      // Enforced while streaming too (a body without Content-Length); the store stops reading.
+      limit: {bytes: maxFileBytes, error: () => tooLarge(maxFileBytes)},
       accept: (got) => {
         if (sha && got.sha256 !== sha) {
           throw new AppError('sha256_mismatch', 'the uploaded bytes do not match X-Content-SHA256; nothing was stored', {expected: sha, actual: got.sha256, size: got.size})
