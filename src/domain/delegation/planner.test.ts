@@ -1,11 +1,13 @@
 import {describe, expect, it} from 'vitest'
-import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
+import type {EdgeFacts, EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {configFacts, planAdoption, planFingerprint, type AgentFacts, type PlannedHop, type World} from './planner.js'
 import {POLICY_V1} from './policy-v1.js'
 import {MAX_WALK_DEPTH} from './types.js'
 
+const UNRECORDED = {provenanceVersion: 0, sourceCredentialKind: null, ceiling: null, ceilingPolicy: null, ceilingProjectId: null}
+
 // A small in-memory world: users u1 (active) and u2 (suspended), project p1 unless said otherwise.
-function world(): World & {agent(id: string, o?: Partial<AgentFacts>): void; edge(agentId: string, o?: Partial<EdgeRecord>): EdgeRecord} {
+function world(): World & {agent(id: string, o?: Partial<AgentFacts>): void; edge(agentId: string, o?: Partial<EdgeRecord>): EdgeFacts} {
   const w: World = {agents: new Map(), activeEdges: new Map(), users: new Map([['u1', {status: 'active'}], ['u2', {status: 'suspended'}]])}
   let n = 0
   return {
@@ -14,24 +16,10 @@ function world(): World & {agent(id: string, o?: Partial<AgentFacts>): void; edg
       w.agents.set(id, {id, projectId: 'p1', createdBy: {kind: 'user', id: 'u1'}, role: 'full', appliedRole: 'full', assignModeServiceAccount: false, configReadable: true, deleted: false, ...o})
     },
     edge(agentId, o = {}) {
-      const e: EdgeRecord = {
-        id: `e${++n}`,
-        delegateAgentId: agentId,
-        projectId: w.agents.get(agentId)?.projectId ?? 'p1',
-        delegator: w.agents.get(agentId)?.createdBy ?? {kind: 'user', id: 'u1'},
-        role: w.agents.get(agentId)?.role ?? 'full',
-        provenanceVersion: 0,
-        sourceCredentialKind: null,
-        ceiling: null,
-        ceilingPolicy: null,
-        ceilingProjectId: null,
-        active: true,
-        deactivationCause: null,
-        initiator: null,
-        createdAt: '2026-01-01T00:00:00.000Z',
-        updatedAt: '2026-01-01T00:00:00.000Z',
-        ...o,
-      }
+      // A clean version-0 row from the agent's creator unless `o` says otherwise (the planner
+      // reads no timestamps, so a row may carry none, or any text in them).
+      const a = w.agents.get(agentId)
+      const e: EdgeFacts = {id: `e${++n}`, delegateAgentId: agentId, projectId: a?.projectId ?? 'p1', delegator: a?.createdBy ?? {kind: 'user', id: 'u1'}, role: a?.role ?? 'full', ...UNRECORDED, active: true, ...o}
       w.activeEdges.set(agentId, [...(w.activeEdges.get(agentId) ?? []), e])
       return e
     },

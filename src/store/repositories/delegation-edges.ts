@@ -36,7 +36,10 @@ export type EdgeFacts = Omit<EdgeRecord, 'deactivationCause' | 'initiator' | 'cr
 
 export type NewEdge = Omit<EdgeRecord, 'active' | 'deactivationCause' | 'updatedAt'> & {active?: boolean}
 
-const toEdge = (r: Selectable<DelegationEdgesTable>): EdgeRecord => ({
+const FACT_COLUMNS = ['id', 'delegate_agent_id', 'project_id', 'delegator_kind', 'delegator_id', 'role', 'provenance_version', 'source_credential_kind', 'ceiling', 'ceiling_policy', 'ceiling_project_id'] as const
+type FactRow = Pick<Selectable<DelegationEdgesTable>, (typeof FACT_COLUMNS)[number]>
+
+const toFacts = (r: FactRow, active: boolean): EdgeFacts => ({
   id: r.id,
   delegateAgentId: r.delegate_agent_id,
   projectId: r.project_id,
@@ -47,7 +50,11 @@ const toEdge = (r: Selectable<DelegationEdgesTable>): EdgeRecord => ({
   ceiling: r.ceiling,
   ceilingPolicy: r.ceiling_policy,
   ceilingProjectId: r.ceiling_project_id,
-  active: Number(r.active) === 1,
+  active,
+})
+
+const toEdge = (r: Selectable<DelegationEdgesTable>): EdgeRecord => ({
+  ...toFacts(r, Number(r.active) === 1),
   deactivationCause: r.deactivation_cause,
   initiator: r.initiator_kind && r.initiator_id ? {kind: r.initiator_kind, id: r.initiator_id} : null,
   createdAt: r.created_at,
@@ -125,24 +132,8 @@ export const delegationEdgesRepo = (db: Kysely<Database>) => ({
   },
   /** Every active edge, only the columns that carry its meaning (no timestamps): the planner's bulk read. */
   async listActiveFacts(): Promise<EdgeFacts[]> {
-    const rows = await db
-      .selectFrom('delegation_edges')
-      .select(['id', 'delegate_agent_id', 'project_id', 'delegator_kind', 'delegator_id', 'role', 'provenance_version', 'source_credential_kind', 'ceiling', 'ceiling_policy', 'ceiling_project_id'])
-      .where('active', '=', 1)
-      .execute()
-    return rows.map((r) => ({
-      id: r.id,
-      delegateAgentId: r.delegate_agent_id,
-      projectId: r.project_id,
-      delegator: {kind: r.delegator_kind, id: r.delegator_id},
-      role: r.role,
-      provenanceVersion: Number(r.provenance_version),
-      sourceCredentialKind: r.source_credential_kind,
-      ceiling: r.ceiling,
-      ceilingPolicy: r.ceiling_policy,
-      ceilingProjectId: r.ceiling_project_id,
-      active: true,
-    }))
+    const rows = await db.selectFrom('delegation_edges').select(FACT_COLUMNS).where('active', '=', 1).execute()
+    return rows.map((r) => toFacts(r, true))
   },
   async listAll(): Promise<EdgeRecord[]> {
     const rows = await db.selectFrom('delegation_edges').selectAll().execute()
