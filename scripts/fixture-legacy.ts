@@ -38,6 +38,9 @@ function pgTarget(raw: string): {url: string; adminUrl: string; schema: string |
   return {url: u.toString(), adminUrl: admin.toString(), schema, database: decodeURIComponent(u.pathname.slice(1)) || 'postgres'}
 }
 
+// npm runs scripts from the package root; relative paths are the caller's (INIT_CWD).
+const cwd = process.env.INIT_CWD ?? process.cwd()
+
 async function main(): Promise<void> {
   const {values} = parseArgs({
     options: {
@@ -61,9 +64,9 @@ async function main(): Promise<void> {
   const seed = num('seed', 0)
   let target: {driver: 'sqlite' | 'postgres'; url: string; tokensFile: string}
   if (values.db) {
-    const file = resolve(values.db)
+    const file = resolve(cwd, values.db)
     if (existsSync(file)) usage(`${file} exists; the fixture is written into a new database`)
-    target = {driver: 'sqlite', url: file, tokensFile: values['tokens-out'] ?? `${file}.tokens.json`}
+    target = {driver: 'sqlite', url: file, tokensFile: resolve(cwd, values['tokens-out'] ?? `${file}.tokens.json`)}
   } else {
     const t = pgTarget(values['pg-url']!)
     if (t.schema) {
@@ -72,7 +75,7 @@ async function main(): Promise<void> {
       await c.query(`create schema if not exists ${t.schema}`)
       await c.end()
     }
-    target = {driver: 'postgres', url: t.url, tokensFile: resolve(values['tokens-out'] ?? `${t.database}${t.schema ? `.${t.schema}` : ''}.tokens.json`)}
+    target = {driver: 'postgres', url: t.url, tokensFile: resolve(cwd, values['tokens-out'] ?? `${t.database}${t.schema ? `.${t.schema}` : ''}.tokens.json`)}
   }
   const started = Date.now()
   const f = await buildLegacyFixture({driver: target.driver, url: target.url, agents, depth, seed, anomalies: values.anomalies})
