@@ -30,7 +30,7 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   projectSecrets: projectSecretsRepo(db),
   artifacts: artifactsRepo(db),
   brokers: brokersRepo(db),
-  agents: agentsRepo(db),
+  agents: agentsRepo(db, driver),
   templates: templatesRepo(db),
   messages: messagesRepo(db),
   projectAnnotations: projectAnnotationsRepo(db),

@@ -6,6 +6,7 @@ import {migrate} from '../../src/store/migrate.js'
 import {openStore} from '../../src/store/store.js'
 import {backfillDelegationEdges} from '../../src/domain/delegation/backfill.js'
 import {scopesForRole} from '../../src/domain/agents/scopes.js'
+import {resolveAgentDefaults} from '../../src/domain/project-settings/resolve.js'
 import {hashSecret, newSecret, TOKEN_PREFIX} from '../../src/domain/shared/secrets.js'
 import {anomalyPlan, applyPatches, type Planted} from './legacy-anomalies.js'
 
@@ -90,11 +91,9 @@ export interface AgentRow {
 
 /** An agent row as the release before provenance wrote it (config with the applied defaults). */
 export function agentRow(a: {id: string; projectId: string; name: string; role: string; creator: {kind: string; id: string}; phase?: string; deleted?: boolean; assignAccount?: string; config?: string}): AgentRow {
-  const applied: Record<string, {value: unknown; from: string}> = {defaultAgentRole: {value: a.role, from: 'request'}, defaultHarnessConfig: {value: 'claude', from: 'coded'}}
-  if (a.assignAccount) {
-    applied.defaultCloudIdentityMode = {value: 'Assign', from: 'project'}
-    applied.defaultCloudIdentityServiceAccountId = {value: a.assignAccount, from: 'project'}
-  }
+  // Every applied default, resolved by the real resolver as agent creation stores them.
+  const request = {defaultAgentRole: a.role, defaultHarnessConfig: 'claude', ...(a.assignAccount && {defaultCloudIdentityMode: 'Assign', defaultCloudIdentityServiceAccountId: a.assignAccount})}
+  const {defaultRuntimeBroker: _broker, ...applied} = resolveAgentDefaults({request, project: {}, hub: {}})
   return {
     id: a.id,
     project_id: a.projectId,

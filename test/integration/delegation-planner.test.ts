@@ -2,13 +2,13 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, expect, it} from 'vitest'
-import {loadWorld, planAdoption, planFingerprint, type PlannedHop, type World} from '../../src/domain/delegation/planner.js'
+import {configFacts, loadWorld, planAdoption, planFingerprint, type PlannedHop, type World} from '../../src/domain/delegation/planner.js'
 import {EXCLUSION_REASONS, MAX_WALK_DEPTH, OUTCOMES} from '../../src/domain/delegation/types.js'
 import {createDb} from '../../src/store/create-db.js'
 import {openStore, type Store} from '../../src/store/store.js'
 import {describeEachDialect, startTestHub} from '../helpers/hub.js'
 import {EXPECTED} from '../helpers/legacy-anomalies.js'
-import {buildLegacyFixture, type LegacyFixture} from '../helpers/legacy-fixture.js'
+import {agentRow, buildLegacyFixture, type LegacyFixture} from '../helpers/legacy-fixture.js'
 import {createPgSchema} from '../helpers/pg.js'
 
 /**
@@ -111,6 +111,28 @@ describeEachDialect('delegation planner over the legacy fixture', (dialect) => {
     const again = planAdoption(await loadWorld(store))
     expect(again.map((h) => h.beforeFingerprint)).toEqual(hops.map((h) => h.beforeFingerprint))
     expect(planFingerprint('adopt', again)).toBe(before)
+  })
+
+  it('loadWorld reads each config as configFacts does, whether the database (SQLite) or JS (PostgreSQL) reads it', async () => {
+    const configs = ['{broken', 'null', '[1]', '"text"', '{}', '{"applied":null}', '{"applied":[]}', '{"applied":"x"}', '{"applied":{}}',
+      '{"applied":{"defaultAgentRole":{"value":5}}}', '{"applied":{"defaultAgentRole":{"value":"readonly"}}}', '{"applied":{"defaultAgentRole":"full"}}',
+      '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"}}}', '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"},"defaultCloudIdentityServiceAccountId":{"value":""}}}',
+      '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"},"defaultCloudIdentityServiceAccountId":{"value":"sa@x"}}}',
+      '{"applied":{"defaultCloudIdentityMode":{"value":"assign"},"defaultCloudIdentityServiceAccountId":{"value":"sa@x"}}}',
+      '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"},"defaultCloudIdentityServiceAccountId":{"value":7}}}']
+    const projectId = fixture.projects[0]
+    const rows = configs.map((config, i) => agentRow({id: `odd-config-${i}`, projectId, name: `odd-config-${i}`, role: 'baseline', creator: {kind: 'user', id: fixture.users[0]}, config}))
+    const raw = await createDb({driver: target.driver, url: target.url})
+    try {
+      await raw.db.insertInto('agents').values(rows).execute()
+    } finally {
+      await raw.close()
+    }
+    const w = await loadWorld(store)
+    for (const r of rows) {
+      const {appliedRole, assignModeServiceAccount, configReadable} = w.agents.get(r.id)!
+      expect({appliedRole, assignModeServiceAccount, configReadable}, r.config).toEqual(configFacts(r.config, r.role))
+    }
   })
 
   it('a Hub started on the fixture accepts the agent tokens the builder wrote', async () => {

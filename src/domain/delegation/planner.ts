@@ -1,6 +1,7 @@
 import {createHash} from 'node:crypto'
 import type {Repos} from '../../store/store.js'
 import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
+import type {PlannerConfigFactsRow, PlannerFactsRow} from '../../store/repositories/agents.js'
 import {classifyEdge, edgeFingerprint} from './edge-class.js'
 import {BACKFILL_SENTINEL, POLICY_V1, policyV1Ceiling} from './policy-v1.js'
 import {MAX_WALK_DEPTH, type ExclusionReason, type Hop, type Outcome} from './types.js'
@@ -61,14 +62,17 @@ export function configFacts(raw: string, role: string): Pick<AgentFacts, 'applie
   }
 }
 
-/** Planner facts of one agent row as the repository lists it (config still raw text). */
-export function agentFacts(r: {id: string; projectId: string; createdByKind: string; createdById: string; role: string; config: string; deleted: boolean}): AgentFacts {
-  return {id: r.id, projectId: r.projectId, createdBy: r.createdById ? {kind: r.createdByKind, id: r.createdById} : null, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)}
+/** Planner facts of one agent row as the repository lists it: raw config, or already read by the database. */
+export function agentFacts(r: PlannerFactsRow | PlannerConfigFactsRow): AgentFacts {
+  const createdBy = r.createdById ? {kind: r.createdByKind, id: r.createdById} : null
+  if ('config' in r) return {id: r.id, projectId: r.projectId, createdBy, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)}
+  const readable = r.readable
+  return {id: r.id, projectId: r.projectId, createdBy, role: r.role, deleted: r.deleted, appliedRole: readable ? (r.appliedRole ?? r.role) : null, assignModeServiceAccount: readable && r.assignMode, configReadable: readable}
 }
 
-/** Loads everything the planner reads in three bulk queries: lean columns, no timestamps. */
+/** Loads everything the planner reads in three bulk queries: lean columns, no timestamps (config read by SQLite itself). */
 export async function loadWorld(repos: Repos): Promise<World> {
-  const [agentRows, edges, users] = await Promise.all([repos.agents.listPlannerFacts(), repos.delegationEdges.listActiveFacts(), repos.users.statuses()])
+  const [agentRows, edges, users] = await Promise.all([repos.agents.listPlannerConfigFacts(), repos.delegationEdges.listActiveFacts(), repos.users.statuses()])
   const agents = new Map<string, AgentFacts>()
   for (const r of agentRows) agents.set(r.id, agentFacts(r))
   const activeEdges = new Map<string, EdgeFacts[]>()
