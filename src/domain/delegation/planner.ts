@@ -234,19 +234,27 @@ export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] 
   const memo = new Map<string, PlannedHop>()
   const ceilings = ceilingCache()
   const stack: Step[] = []
-  const onStack = new Map<string, number>()
+  // Where an agent sits on the current walk: a scan while the walk is short (almost always; a
+  // Map per walk costs more than the walk), an index once it grows long.
+  let index: Map<string, number> | null = null
+  const onStack = (id: string): number => {
+    if (index) return index.get(id) ?? -1
+    for (let i = 0; i < stack.length; i++) if (stack[i].agent.id === id) return i
+    if (stack.length >= 16) index = new Map(stack.map((st, i) => [st.agent.id, i]))
+    return -1
+  }
   const resolve = (start: AgentFacts): void => {
     let cur: AgentFacts | null = start
     while (cur && !memo.has(cur.id)) {
-      const at = onStack.get(cur.id)
-      if (at !== undefined) {
+      const at = onStack(cur.id)
+      if (at >= 0) {
         // The chain repeats: every member of the loop is a `cycle` hop; those below follow it.
         for (const m of stack.slice(at)) memo.set(m.agent.id, excluded(m.agent, m.edge as EdgeFacts, 1, 'cycle'))
         stack.length = at
         break
       }
       const step = stepOf(world, cur)
-      onStack.set(cur.id, stack.length)
+      index?.set(cur.id, stack.length)
       stack.push(step)
       cur = step.parent
     }
@@ -255,7 +263,7 @@ export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] 
       memo.set(step.agent.id, decide(world, step, step.parent ? (memo.get(step.parent.id) ?? null) : null, ceilings))
     }
     stack.length = 0
-    onStack.clear()
+    index = null
   }
   const inScope = (a: AgentFacts | undefined): a is AgentFacts => !!a && !a.deleted && (scope.projectId === undefined || a.projectId === scope.projectId)
   if (scope.agentIds) {
@@ -264,8 +272,12 @@ export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] 
       if (inScope(a)) resolve(a)
     }
   } else for (const a of world.agents.values()) if (inScope(a)) resolve(a)
-  const hops = [...memo.values()]
-  return hops.sort((x, y) => x.depth - y.depth || (x.agentId < y.agentId ? -1 : x.agentId > y.agentId ? 1 : 0))
+  // Top-down: by depth, then agent ID (the default string sort, cheaper than a comparator).
+  const byDepth: string[][] = []
+  for (const h of memo.values()) (byDepth[h.depth] ??= []).push(h.agentId)
+  const hops: PlannedHop[] = []
+  for (const ids of byDepth) if (ids) for (const id of ids.sort()) hops.push(memo.get(id)!)
+  return hops
 }
 
 /**
