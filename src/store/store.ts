@@ -20,7 +20,10 @@ import {templatesRepo} from './repositories/templates.js'
 import {usersRepo} from './repositories/users.js'
 import type {Database} from './schema.js'
 
-const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
+/** Bulk reads as arrays of values, where the database offers it cheaply (SQLite); else null. */
+export type ArrayReader = ((text: string, params?: readonly unknown[]) => Promise<unknown[][]>) | null
+
+const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null) => ({
   users: usersRepo(db),
   projects: projectsRepo(db),
   credentials: credentialsRepo(db),
@@ -30,12 +33,12 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   projectSecrets: projectSecretsRepo(db),
   artifacts: artifactsRepo(db),
   brokers: brokersRepo(db),
-  agents: agentsRepo(db, driver),
+  agents: agentsRepo(db, driver, arrays),
   templates: templatesRepo(db),
   messages: messagesRepo(db),
   projectAnnotations: projectAnnotationsRepo(db),
   audit: auditRepo(db),
-  delegationEdges: delegationEdgesRepo(db),
+  delegationEdges: delegationEdgesRepo(db, arrays),
   delegationAdoptions: delegationAdoptionsRepo(db),
   locks: locksRepo(db, driver),
 })
@@ -78,15 +81,20 @@ export interface Store extends Repos {
 export async function openStore(opts: DbOptions): Promise<Store> {
   const handle = await createDb(opts)
   const {db} = handle
+  const raw = handle.readArrays
+  // Outside a transaction the read takes the connection like any Kysely query, so it never
+  // sees another flow's uncommitted writes; inside one, the transaction already holds it.
+  const rootArrays: ArrayReader = raw ? (text, params) => db.connection().execute(async () => raw(text, params)) : null
+  const txArrays: ArrayReader = raw ? async (text, params) => raw(text, params) : null
   let closed = false
   const events = await createStoreEvents(handle.driver, opts.url, async (channel, text) => {
     await sql`select pg_notify(${channel}, ${text})`.execute(db)
   })
   return {
-    ...repos(db, handle.driver),
+    ...repos(db, handle.driver, rootArrays),
     driver: handle.driver,
     events,
-    transaction: (fn) => db.transaction().execute((trx) => fn(repos(trx, handle.driver))),
+    transaction: (fn) => db.transaction().execute((trx) => fn(repos(trx, handle.driver, txArrays))),
     ping: () => ping(db),
     migrate: (opts) => migrate(handle, opts),
     close: async () => {
