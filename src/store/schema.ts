@@ -11,6 +11,8 @@ export interface UsersTable {
   display_name: string
   status: string
   system_admin: number
+  /** Built-in Hub role (domain/authz/hub-roles.ts); null: none. Migration 0011. */
+  hub_role: string | null
   oidc_issuer: string | null
   oidc_subject: string | null
   created_at: string

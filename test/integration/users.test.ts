@@ -24,6 +24,7 @@ describeEachDialect('users (system admin routes) and suspension', (dialect) => {
       displayName: 'alice',
       status: 'active',
       systemAdmin: false,
+      hubRole: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       lastLoginAt: null,

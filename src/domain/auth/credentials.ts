@@ -11,7 +11,7 @@ export type Authenticated = Omit<CallContext, 'requestId'>
 
 const unauthorized = (message = 'missing or invalid credential') => new AppError('unauthorized', message)
 
-export const userPrincipal = (u: User): UserPrincipal => ({kind: 'user', id: u.id, email: u.email, displayName: u.displayName, systemAdmin: u.systemAdmin})
+export const userPrincipal = (u: User): UserPrincipal => ({kind: 'user', id: u.id, email: u.email, displayName: u.displayName, systemAdmin: u.systemAdmin, hubRole: u.hubRole})
 
 // last_used_at is written at most this often per token, so reads stay reads.
 const TOUCH_INTERVAL_MS = 60_000

@@ -1,3 +1,4 @@
+import type {HubRole} from './hub-roles.js'
 import type {Permission} from './permissions.js'
 
 /** Credential kinds of CONTRACT.md, read from the credential itself, never from a client claim. */
@@ -16,6 +17,8 @@ export interface UserPrincipal {
   email: string
   displayName: string
   systemAdmin: boolean
+  /** Built-in Hub role (hub-roles.ts); admin permissions beside system admin. */
+  hubRole?: HubRole | null
 }
 
 export interface AgentPrincipal {

@@ -1,5 +1,6 @@
 import {AppError} from '../../api/app-error.js'
 import type {CallContext, CredentialKind} from '../authz/context.js'
+import {permissionsOf, type AdminPermission} from '../authz/hub-roles.js'
 
 /** Credential kinds the admin settings routes accept: an interactive session or the dev credential. */
 export const INTERACTIVE_KINDS: ReadonlySet<CredentialKind> = new Set(['session', 'dev'])
@@ -22,19 +23,16 @@ export function requireAdmin(ctx: CallContext): void {
   if (!d.allowed) throw new AppError(d.code, d.reason, {credentialKind: ctx.credentialKind})
 }
 
-/** Admin UI tabs and routes the caller may use (GET /api/v1/admin/status `permissions`). */
-export function adminPermissions(ctx: CallContext): string[] {
-  if (!decideAdmin(ctx).allowed) return []
-  return [
-    'admin.status.read',
-    'admin.server_config.read',
-    'admin.server_config.write',
-    'admin.maintenance.read',
-    'admin.maintenance.write',
-    'admin.profiling.read',
-    'admin.profiling.write',
-    'admin.templates.manage',
-    'admin.users.manage',
-    'admin.delegation_adoption',
-  ]
+/**
+ * Admin UI tabs and routes the caller may use (GET /api/v1/admin/status `permissions`): every
+ * admin permission for a system admin, plus those of the user's Hub role (authz/hub-roles.ts).
+ * Only interactive credentials hold any, by the same rule as `decideAdmin`: a user access token
+ * or any other credential kind holds none, even a system admin's.
+ */
+export function adminPermissions(ctx: CallContext): AdminPermission[] {
+  if (ctx.principal.kind !== 'user' || !INTERACTIVE_KINDS.has(ctx.credentialKind)) return []
+  return permissionsOf({systemAdmin: ctx.principal.systemAdmin, hubRole: ctx.principal.hubRole ?? null})
 }
+
+/** Whether the caller holds one admin permission (see `adminPermissions`). */
+export const hasAdminPermission = (ctx: CallContext, permission: AdminPermission): boolean => adminPermissions(ctx).includes(permission)

@@ -6,6 +6,7 @@ import type {AgentAccess} from '../agents/access.js'
 import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
+import {hasAdminPermission} from '../settings/admin-access.js'
 
 export interface UploadInput {
   name: string
@@ -28,7 +29,8 @@ export function safeTemplatePath(p: string): boolean {
 
 /**
  * Templates: uploaded as files with a SHA-256 manifest; uploading under an existing name adds
- * a version. Hub-wide templates (no project) are managed by system admins; project templates by
+ * a version. Hub-wide templates (no project) are managed by holders of `admin.templates.manage`
+ * (system admins and the template_admin Hub role, interactive credentials only); project templates by
  * those holding `template.create` / `template.update` in the project.
  */
 export function createTemplatesService(deps: Deps, access: AgentAccess) {
@@ -37,7 +39,7 @@ export function createTemplatesService(deps: Deps, access: AgentAccess) {
   async function checkScope(ctx: CallContext, projectId: string | null, permission: 'template.create' | 'template.update' | 'template.read') {
     if (projectId) return access.checkProject(ctx, projectId, permission)
     if (permission === 'template.read') return
-    if (ctx.principal.kind !== 'user' || !ctx.principal.systemAdmin || ctx.bounds) throw new AppError('forbidden', 'only a system admin manages hub-wide templates')
+    if (!hasAdminPermission(ctx, 'admin.templates.manage')) throw new AppError('forbidden', 'managing hub-wide templates needs admin.templates.manage (a system admin or the template_admin Hub role) on an interactive sign-in')
   }
 
   async function projectIdOf(ref: string | null | undefined): Promise<string | null> {

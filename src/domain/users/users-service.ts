@@ -1,6 +1,7 @@
 import {AppError, notFound} from '../../api/app-error.js'
 import type {User, UserStatus} from '../../store/repositories/users.js'
 import type {CallContext} from '../authz/context.js'
+import {HUB_ROLE_NAMES, isHubRole, type HubRole} from '../authz/hub-roles.js'
 import {DEV_USER} from '../hub-config.js'
 import {newId} from '../shared/secrets.js'
 import {iso} from '../shared/clock.js'
@@ -80,9 +81,13 @@ export function createUsersService(deps: Deps) {
       return user
     },
 
-    /** Suspends or reactivates a user, or grants or removes system admin. */
-    async update(ctx: CallContext, id: string, patch: {status?: UserStatus; systemAdmin?: boolean}): Promise<User> {
+    /** Suspends or reactivates a user, grants or removes system admin, sets or clears its Hub role. */
+    async update(ctx: CallContext, id: string, patch: {status?: UserStatus; systemAdmin?: boolean; hubRole?: HubRole | null}): Promise<User> {
       requireAdmin(ctx)
+      // The route's schema checks it too; the domain refuses a role it does not define for any caller.
+      if (patch.hubRole !== undefined && patch.hubRole !== null && !isHubRole(patch.hubRole)) {
+        throw new AppError('validation_error', `hubRole must be one of ${HUB_ROLE_NAMES.join(', ')} or null`, {fields: [{path: 'hubRole', message: 'unknown Hub role'}]})
+      }
       if (ctx.principal.kind === 'user' && ctx.principal.id === id && (patch.status === 'suspended' || patch.systemAdmin === false)) {
         throw new AppError('conflict', 'an admin cannot suspend or demote themselves')
       }

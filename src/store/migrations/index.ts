@@ -9,6 +9,7 @@ import * as m0007 from './0007-project-secrets.js'
 import * as m0008 from './0008-delegation-edges.js'
 import * as m0009 from './0009-delegation-adoptions.js'
 import * as m0010 from './0010-broker-nonces.js'
+import * as m0011 from './0011-user-hub-roles.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008-delegation-edges': m0008,
   '0009-delegation-adoptions': m0009,
   '0010-broker-nonces': m0010,
+  '0011-user-hub-roles': m0011,
 }

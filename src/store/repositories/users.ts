@@ -1,6 +1,7 @@
 import type {Kysely, Selectable} from 'kysely'
 import type {Database, UsersTable} from '../schema.js'
 import {translateDbError} from '../db-errors.js'
+import {isHubRole, type HubRole} from '../../domain/authz/hub-roles.js'
 
 export type UserStatus = 'active' | 'suspended'
 
@@ -10,6 +11,8 @@ export interface User {
   displayName: string
   status: UserStatus
   systemAdmin: boolean
+  /** Built-in Hub role; null: none (a stored name this build does not know reads as none). */
+  hubRole: HubRole | null
   createdAt: string
   updatedAt: string
   lastLoginAt: string | null
@@ -21,6 +24,7 @@ const toUser = (r: Selectable<UsersTable>): User => ({
   displayName: r.display_name,
   status: r.status as UserStatus,
   systemAdmin: r.system_admin === 1,
+  hubRole: isHubRole(r.hub_role) ? r.hub_role : null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   lastLoginAt: r.last_login_at,
@@ -68,6 +72,7 @@ export const usersRepo = (db: Kysely<Database>) => ({
           display_name: u.displayName,
           status: 'active',
           system_admin: u.systemAdmin ? 1 : 0,
+          hub_role: null,
           oidc_issuer: u.oidcIssuer ?? null,
           oidc_subject: u.oidcSubject ?? null,
           created_at: u.now,
@@ -81,12 +86,13 @@ export const usersRepo = (db: Kysely<Database>) => ({
       translateDbError(err, 'user')
     }
   },
-  async update(id: string, patch: Partial<{status: UserStatus; systemAdmin: boolean; displayName: string; lastLoginAt: string; oidcIssuer: string; oidcSubject: string}>, now: string): Promise<User | null> {
+  async update(id: string, patch: Partial<{status: UserStatus; systemAdmin: boolean; hubRole: HubRole | null; displayName: string; lastLoginAt: string; oidcIssuer: string; oidcSubject: string}>, now: string): Promise<User | null> {
     const r = await db
       .updateTable('users')
       .set({
         ...(patch.status !== undefined && {status: patch.status}),
         ...(patch.systemAdmin !== undefined && {system_admin: patch.systemAdmin ? 1 : 0}),
+        ...(patch.hubRole !== undefined && {hub_role: patch.hubRole}),
         ...(patch.displayName !== undefined && {display_name: patch.displayName}),
         ...(patch.lastLoginAt !== undefined && {last_login_at: patch.lastLoginAt}),
         ...(patch.oidcIssuer !== undefined && {oidc_issuer: patch.oidcIssuer}),
