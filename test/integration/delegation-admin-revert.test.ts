@@ -107,6 +107,35 @@ describeEachDialect('delegation adoption admin: reverts', (dialect) => {
     expect((await hub.store.delegationEdges.activeFor(agentId)).map((e) => e.id)).toEqual([fresh.adoptedEdgeId])
   })
 
+  it('after a revert, the adopt plan committed before it is stale, also when the commit took over a start-up record', async () => {
+    const projectId = await newProject(hub, 'readopt-stale')
+    const [agentId] = await legacyAgents(hub, [{projectId, by: admin.user.id}])
+    const [edge] = await hub.store.delegationEdges.activeFor(agentId)
+    // A start-up cohort record still pending for the edge: the admin commit takes it over.
+    const startupId = newId()
+    await hub.store.delegationAdoptions.insertMany([{
+      id: startupId, status: 'pending', reason: null, origin: 'startup_migration', originalEdgeId: edge.id, adoptedEdgeId: null,
+      beforeFingerprint: null, projectId, delegateAgentId: agentId, depth: 0, actorKind: null, actorId: null, afterSummary: null,
+      revertedByKind: null, revertedById: null, revertedAt: null, revertSummary: null, createdAt: iso(new Date()),
+    }])
+    const adopt = await previewFor(hub, {operation: 'adopt', scope: {projectId}}, admin.token)
+    expect(adopt.preview.hops).toEqual([expect.objectContaining({agentId, outcome: 'adopt', recordId: startupId})])
+    const c = await post('commits', adopt.commitBody)
+    expect(c.status, JSON.stringify(c.body)).toBe(200)
+    expect(c.body.recordIds).toEqual([startupId])
+    const rev = await previewFor(hub, {operation: 'revert', recordIds: [startupId]}, admin.token)
+    expect((await post('commits', rev.commitBody)).status).toBe(200)
+
+    // SPEC "Commit effects" 5: adopting again needs a new preview; the old plan is stale.
+    const old = await post('commits', adopt.commitBody)
+    expect(old.status, JSON.stringify(old.body)).toBe(409)
+    expect(old.body.error.code).toBe('stale_authorization_preview')
+    expect((await hub.store.delegationEdges.activeFor(agentId)).map((e) => e.id)).toEqual([edge.id])
+    const again = await previewFor(hub, {operation: 'adopt', scope: {projectId}}, admin.token)
+    expect(again.preview.planFingerprint).not.toBe(adopt.preview.planFingerprint)
+    expect((await post('commits', again.commitBody)).status).toBe(200)
+  })
+
   it('a covered record naming another original refuses the hop (covered_original_differs) unless confirmed', async () => {
     const {agentId, record} = await adoptedAgent('differs')
     // An older clean unrecorded row of the same agent, named by a second record.

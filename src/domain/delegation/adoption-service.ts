@@ -46,6 +46,7 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
   const planned = planAdoption(world, scope)
   const open = new Map<string, {id: string}>()
   const named = new Map<string, {id: string; createdAt: string}>()
+  const statusOf = new Map(records.map((r) => [r.id, r.status]))
   // Rows come in no fixed order: ties are broken by ID so two plans of one state name the same record.
   const later = (a: {id: string; createdAt: string}, b: {id: string; createdAt: string}) => a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id)
   for (const r of records) {
@@ -56,7 +57,7 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
   }
   const withRecords = planned.map((h) => ({...h, recordId: h.edgeId ? (open.get(h.edgeId) ?? named.get(h.edgeId))?.id ?? null : null}))
   const hops = withRecords.map(hopView)
-  return {planned: withRecords, hops, open, fingerprint: planFingerprint('adopt', hops)}
+  return {planned: withRecords, hops, open, fingerprint: planFingerprint('adopt', hops, (id) => statusOf.get(id))}
 }
 
 function countOutcomes(hops: Array<{outcome: string}>): Record<string, number> {

@@ -283,10 +283,14 @@ export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] 
 /**
  * Fingerprint of a plan: the operation and every hop's API fields, order-insensitive. Two
  * previews of the same state give the same value; any change of outcome, reason, edge, role or
- * ceiling changes it. No timestamp is part of it.
+ * ceiling changes it. No timestamp is part of it. `recordStatus` adds the status of each hop's
+ * record: a revert reactivates the very row an adopt plan named, so only the record's status
+ * tells a plan committed before the revert from a new one (SPEC "Commit effects" 5).
  */
-export function planFingerprint(operation: 'adopt' | 'revert', hops: Hop[]): string {
-  const rows = hops.map((h) => JSON.stringify([h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, h.beforeCeiling, h.afterCeiling, h.recordId]))
+export function planFingerprint(operation: 'adopt' | 'revert', hops: Hop[], recordStatus?: (recordId: string) => string | undefined): string {
+  const rows = hops.map((h) =>
+    JSON.stringify([h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, h.beforeCeiling, h.afterCeiling, h.recordId, ...(recordStatus ? [h.recordId === null ? null : (recordStatus(h.recordId) ?? null)] : [])]),
+  )
   rows.sort()
   return createHash('sha256').update(JSON.stringify([operation, rows])).digest('hex')
 }
