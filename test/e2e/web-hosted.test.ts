@@ -5,7 +5,8 @@ import {launchChromium, screenshot} from '../helpers/web-browser.js'
 
 /**
  * A hosted Hub in real headless Chromium: sign-in with OpenID Connect (a real provider), tabs
- * gated by the permissions of GET /api/v1/admin/status, and bootstrap keys read-only.
+ * gated by the permissions of GET /api/v1/admin/status (a plain user, a template_admin Hub role,
+ * a system admin), and bootstrap keys read-only.
  */
 describe('the web client of a hosted Hub', {timeout: 120_000}, () => {
   let s: SignInHub
@@ -53,22 +54,42 @@ describe('the web client of a hosted Hub', {timeout: 120_000}, () => {
     await screenshot(page, 'web-hosted-member')
   })
 
-  it('a template-only role sees only the Templates admin tab', async () => {
+  it('a template_admin sees only the Templates admin tab, uploads a hub-wide template, and is refused the other admin pages and their API', async () => {
     const page = await signIn('carol')
-    // No built-in Hub role holds only admin.templates.manage yet: the status answer is narrowed
-    // to what such a role would receive, and the client must gate on it alone.
-    await page.route('**/api/v1/admin/status', async (route) => {
-      const res = await route.fetch()
-      await route.fulfill({response: res, json: {...(await res.json()), permissions: ['admin.templates.manage']}})
-    })
+    const cookie = (await page.context().cookies(s.url)).find((c) => c.name === 'svc_session')!.value
+    const me = await s.hub.request('GET', '/api/v1/auth/me', {token: cookie})
+    expect(me.status).toBe(200)
+    // Before the role, carol is a plain user: no admin tab.
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents'])
+    // A system admin signed in at the same provider gives carol the template_admin Hub role.
+    const root = await s.signIn('root')
+    const set = await s.hub.request('PATCH', `/api/v1/users/${me.body.principal.id}`, {token: root.token, body: {hubRole: 'template_admin'}})
+    expect(set.status).toBe(200)
+    expect(set.body.user.hubRole).toBe('template_admin')
+
     await page.goto(`${s.url}/#/templates`)
     await page.reload()
     await page.getByRole('heading', {name: 'Templates'}).waitFor()
     expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents', 'Templates'])
+    // The upload form sends the files with their SHA-256; the Hub stores a hub-wide template.
+    await page.getByLabel('Name').fill('house-style')
+    await page.getByLabel('Files').setInputFiles([{name: 'style.md', mimeType: 'text/markdown', buffer: Buffer.from('tabs\n')}])
+    await page.getByRole('button', {name: 'Upload'}).click()
+    await expect.poll(() => page.locator('svc-templates [role="status"]').textContent()).toBe('Uploaded hub-wide template house-style.')
+    expect(await page.getByRole('table', {name: 'Templates'}).locator('tbody tr').allTextContents()).toEqual(['house-stylehub-wide1'])
+    const stored = (await s.hub.request('GET', '/api/v1/templates', {token: cookie})).body.templates
+    expect(stored).toMatchObject([{name: 'house-style', projectId: null, currentVersion: 1, createdBy: me.body.principal.id}])
+
     for (const tab of ['settings', 'maintenance', 'profiling', 'adoption']) {
       await page.goto(`${s.url}/#/${tab}`)
       await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^You do not have permission to open /)
     }
+    // The API behind those pages refuses the same session, from the page itself.
+    const statuses = await page.evaluate(async () => {
+      const paths = ['/api/v1/admin/server-config', '/api/v1/admin/maintenance', '/api/v1/admin/profiling', '/api/v1/admin/delegation-adoption', '/api/v1/users']
+      return Promise.all(paths.map(async (p) => [p, (await fetch(p, {credentials: 'same-origin'})).status]))
+    })
+    expect(statuses.map(([, status]) => status)).toEqual([403, 403, 403, 403, 403])
     await screenshot(page, 'web-hosted-template-only')
   })
 
