@@ -173,6 +173,7 @@ describe('first failing rule wins', () => {
     ['ancestry mismatch before unknown version', (w: ReturnType<typeof world>) => (w.agent('x', {createdBy: {kind: 'user', id: 'u9'}}), w.edge('x', {delegator: {kind: 'user', id: 'u1'}, provenanceVersion: 9})), 'delegator_ancestry_mismatch'],
     ['malformed provenance before role_none', (w: ReturnType<typeof world>) => (w.agent('x', {role: 'none'}), w.edge('x', {sourceCredentialKind: 'session'})), 'malformed_provenance'],
     ['role_none before unknown_role and unreadable config', (w: ReturnType<typeof world>) => (w.agent('x', {role: 'none', appliedRole: null, configReadable: false}), w.edge('x')), 'role_none'],
+    ['an applied role of none before an unknown edge role', (w: ReturnType<typeof world>) => (w.agent('x', {role: 'owner', appliedRole: 'none'}), w.edge('x')), 'role_none'],
     ['unknown edge role before unreadable config', (w: ReturnType<typeof world>) => (w.agent('x', {role: 'owner', appliedRole: null, configReadable: false}), w.edge('x')), 'unknown_role'],
   ])('%s', (_name, build, reason) => {
     const w = world()

@@ -98,9 +98,10 @@ interface Step {
 const TABLE_ROLES = new Set(Object.keys(POLICY_V1))
 const SA_PERMISSIONS = ['cloud_service_account.assign', 'cloud_service_account.use']
 
-function roleRule(role: string | null): ExclusionReason | null {
-  if (role === 'none') return 'role_none'
-  if (role !== null && !TABLE_ROLES.has(role)) return 'unknown_role'
+/** The role rules in their order: `none` on either role, then an unknown one on either. */
+function roleRule(edgeRole: string, appliedRole: string | null): ExclusionReason | null {
+  if (edgeRole === 'none' || appliedRole === 'none') return 'role_none'
+  if (!TABLE_ROLES.has(edgeRole) || (appliedRole !== null && !TABLE_ROLES.has(appliedRole))) return 'unknown_role'
   return null
 }
 
@@ -212,7 +213,7 @@ function decide(world: World, step: Step, parent: PlannedHop | null, ceilings: C
     return newHop(a, e, depth, above ? 'recognized_above_policy' : 'recognized', null, before)
   }
   // Unrecorded: only now do the role and the config matter (they pick the V1 ceiling).
-  const role = roleRule(e.role) ?? roleRule(a.appliedRole)
+  const role = roleRule(e.role, a.appliedRole)
   if (role) return excluded(a, e, depth, role)
   if (!a.configReadable || a.appliedRole === null) return excluded(a, e, depth, 'unreadable_agent_config')
   const after = ceilings.policy(e.role, a.appliedRole, a.assignModeServiceAccount, parent ? childCeiling(parent) : null)
