@@ -137,7 +137,7 @@ export async function settleHop(tx: Repos, world: World, rec: AdoptionRecord, op
     actor: STARTUP_ACTOR,
     projectId: r.adopted.projectId,
     target: r.adopted.delegateAgentId,
-    details: {recordId: rec.id, origin: rec.origin, before: edgeSummary(r.original), after: afterSummary},
+    details: {recordId: rec.id, origin: rec.origin, originalEdgeId: r.original.id, adoptedEdgeId: r.adopted.id, beforeSummary: edgeSummary(r.original), afterSummary},
     at: opts.now,
   })
   return {adopted: true, edge: r.adopted}
