@@ -63,6 +63,25 @@ describeEachDialect('delegation walk', (dialect) => {
     expect(logLines.some((l) => l.includes('delegation walk denied: unrecorded hop') && l.includes(id))).toBe(true)
   })
 
+  it('an active edge in another project does not break the chain: the walk reads the edge in the agent\'s project, as the planner does', async () => {
+    const parent = await f.create('foreign-edge-parent', hub.devToken)
+    const child = await f.create('foreign-edge-child', hub.tokenOf(parent))
+    const other = (await hub.request('POST', '/api/v1/projects/register', {body: {name: 'walk-other'}})).body.project.id as string
+    // One extra active edge per agent, scoped to another project ("exactly one active edge in its project" still holds).
+    for (const id of [parent, child]) {
+      const [edge] = await hub.store.delegationEdges.activeFor(id)
+      await hub.store.delegationEdges.insert({...edge, id: newId(), projectId: other, createdAt: iso(new Date())})
+      expect(await hub.store.delegationEdges.activeFor(id)).toHaveLength(2)
+    }
+    const walk = createWalkGuard(hub)
+    const ctx: CallContext = {principal: {kind: 'agent', id: child, projectId}, credentialKind: 'agent', requestId: 't'}
+    expect(await walk.decide(ctx, 'secret.use')).toMatchObject({allowed: true})
+    // Two active edges in the agent's own project are duplicates.
+    const [own] = (await hub.store.delegationEdges.activeFor(child)).filter((e) => e.projectId === projectId)
+    await hub.store.delegationEdges.insert({...own, id: newId(), createdAt: iso(new Date())})
+    expect(await walk.decide(ctx, 'project.read')).toMatchObject({allowed: false, reason: 'duplicate_active_edges'})
+  })
+
   it('every one of the eight provenance permissions is denied on an ancestor version-0 hop', async () => {
     const parent = await f.create('v0-parent', hub.devToken)
     const child = await f.create('v0-child', hub.tokenOf(parent))

@@ -92,11 +92,14 @@ export async function loadChain(repos: Pick<Repos, 'delegationEdges' | 'users'>,
     if (seen.has(current.id)) return stop('cycle')
     if (chain.hops.length >= MAX_WALK_DEPTH) return stop('too_deep')
     seen.add(current.id)
+    // As the planner reads it: the one active edge in the agent's project; edges scoped to another
+    // project neither count as duplicates nor stand in for it.
     const active = activeOf.get(current.id) ?? []
     if (active.length === 0) return stop('missing_edge')
-    if (active.length > 1) return stop('duplicate_active_edges')
-    const edge = active[0]
-    if (edge.projectId !== self.projectId || current.projectId !== self.projectId) return stop('scope_mismatch')
+    const inProject = active.filter((e) => e.projectId === current.projectId)
+    if (inProject.length > 1) return stop('duplicate_active_edges')
+    if (inProject.length === 0 || current.projectId !== self.projectId) return stop('scope_mismatch')
+    const edge = inProject[0]
     chain.hops.push({delegate: current.id, cls: classifyEdge(edge)})
     const d = edge.delegator
     if (d.kind === 'user') {
