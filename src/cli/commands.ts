@@ -3,6 +3,7 @@ import AdminAdoptionPreview from '../../commands/admin/adoption/preview.js'
 import AdminAdoptionStatus from '../../commands/admin/adoption/status.js'
 import AdminMaintenance from '../../commands/admin/maintenance.js'
 import AdminProfiling from '../../commands/admin/profiling.js'
+import AdminUserRole from '../../commands/admin/user/role.js'
 import AgentAttach from '../../commands/agent/attach.js'
 import AgentCreate from '../../commands/agent/create.js'
 import AgentDelete from '../../commands/agent/delete.js'
@@ -59,6 +60,7 @@ export const COMMANDS = {
   'admin:adoption:status': AdminAdoptionStatus,
   'admin:maintenance': AdminMaintenance,
   'admin:profiling': AdminProfiling,
+  'admin:user:role': AdminUserRole,
   'agent:attach': AgentAttach,
   'agent:create': AgentCreate,
   'agent:delete': AgentDelete,

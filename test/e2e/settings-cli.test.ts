@@ -6,8 +6,9 @@ import {afterAll, beforeAll, expect, it} from 'vitest'
 import {cliEnv, runCli} from '../helpers/cli.js'
 import {describeEachDialect} from '../helpers/hub.js'
 import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
+import {createUser} from '../helpers/users.js'
 
-/** `svc settings` and `svc admin` against a live workstation Hub (dev credential). */
+/** `svc settings` and `svc admin` (maintenance, profiling, user role) against a live workstation Hub (dev credential). */
 describeEachDialect('cli: settings and admin', (dialect) => {
   let hub: LiveHub
   let env: NodeJS.ProcessEnv
@@ -83,5 +84,22 @@ describeEachDialect('cli: settings and admin', (dialect) => {
     expect((await svc('admin', 'profiling', 'set', 'true', '--json')).json).toEqual({readiness_marks: true, revision: 1})
     expect((await svc('admin', 'profiling', 'set', 'reset', '--json')).json).toEqual({readiness_marks: false, revision: 0})
     expect((await svc('admin', 'profiling', 'set', 'maybe', '--json')).code).toBe(2)
+  }, 180_000)
+
+  it('admin user role sets a Hub role by e-mail or ID and clears it with none; an unknown role or user is exit 1', async () => {
+    const carol = await createUser(hub, {email: 'carol-cli@example.test'})
+    const set = await svc('admin', 'user', 'role', 'Carol-CLI@example.test', 'template_admin', '--json')
+    expect(set.code, set.stderr).toBe(0)
+    expect(set.json.user).toMatchObject({id: carol.user.id, hubRole: 'template_admin'})
+    // The role is real: the user's own admin status now lists its permissions.
+    expect((await hub.request('GET', '/api/v1/admin/status', {token: carol.token})).body.permissions).toEqual(['admin.status.read', 'admin.templates.manage'])
+    expect((await svc('admin', 'user', 'role', carol.user.id, 'none')).stdout).toMatch(/Hub role:\s+none/)
+    expect((await hub.store.users.get(carol.user.id))!.hubRole).toBe(null)
+    const unknown = await svc('admin', 'user', 'role', carol.user.id, 'root', '--json')
+    expect(unknown.code).toBe(1)
+    expect(unknown.json.error.code).toBe('validation_error')
+    const nobody = await svc('admin', 'user', 'role', 'nobody@example.test', 'template_admin', '--json')
+    expect(nobody.code).toBe(1)
+    expect(nobody.json.error.code).toBe('not_found')
   }, 180_000)
 })
