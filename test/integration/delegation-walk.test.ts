@@ -76,6 +76,9 @@ describeEachDialect('delegation walk', (dialect) => {
     const walk = createWalkGuard(hub)
     const ctx: CallContext = {principal: {kind: 'agent', id: child, projectId}, credentialKind: 'agent', requestId: 't'}
     expect(await walk.decide(ctx, 'secret.use')).toMatchObject({allowed: true})
+    // A child the parent creates now is bounded by the parent's in-project ceiling, not by nothing.
+    const late = await f.create('foreign-edge-late', hub.tokenOf(parent))
+    expect(await walk.decide({...ctx, principal: {kind: 'agent', id: late, projectId}}, 'secret.use')).toMatchObject({allowed: true})
     // Two active edges in the agent's own project are duplicates.
     const [own] = (await hub.store.delegationEdges.activeFor(child)).filter((e) => e.projectId === projectId)
     await hub.store.delegationEdges.insert({...own, id: newId(), createdAt: iso(new Date())})

@@ -17,7 +17,8 @@ async function delegatorCeiling(tx: Repos, ctx: CallContext): Promise<ReadonlySe
   const p = ctx.principal
   if (p.kind === 'user') return ctx.bounds ? ctx.bounds.permissions : null
   if (p.kind !== 'agent') return new Set()
-  const active = await tx.delegationEdges.activeFor(p.id)
+  // Its one active edge in its own project, as the walk and the planner read it.
+  const active = (await tx.delegationEdges.activeFor(p.id)).filter((e) => e.projectId === p.projectId)
   if (active.length !== 1) return new Set()
   const c = classifyEdge(active[0])
   return c.kind === 'recorded' || c.kind === 'recognized' ? new Set(c.ceiling) : c.kind === 'unrecorded' ? null : new Set()
