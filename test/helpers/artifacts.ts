@@ -70,7 +70,7 @@ export async function makeUser(hub: TestHub, name: string): Promise<{id: string;
  * An agent of `projectId` with a real agent token minted from `role` (its scopes follow the
  * role: readonly reads artifacts, baseline and full also publish, none gets no scope).
  */
-export async function makeAgent(store: Store, projectId: string, role: string, id = newId()): Promise<{id: string; token: string}> {
+export async function makeAgent(store: Store, projectId: string, role: string, id: string = newId()): Promise<{id: string; token: string}> {
   const t = iso(new Date())
   await store.agents.insert({
     id,
