@@ -28,6 +28,22 @@ describeEachDialect('delegation adoption admin: adopt commits', (dialect) => {
   const edgesOf = async (projectId: string) => (await hub.store.delegationEdges.listAll()).filter((e) => e.projectId === projectId)
   const recordsOf = async (projectId: string) => hub.store.delegationAdoptions.list({projectId})
 
+  it('a project is named by ID or slug in the status filter and the plan scope, as elsewhere in the API', async () => {
+    const projectId = await newProject(hub, 'by-slug')
+    const slug = (await hub.store.projects.get(projectId))!.slug
+    expect(slug).not.toBe(projectId)
+    const [agent] = await legacyAgents(hub, [{projectId, by: admin.user.id, role: 'full'}])
+    const st = await hub.request('GET', `${ADOPTION}?projectId=${slug}`, {token: admin.token})
+    expect(st.status).toBe(200)
+    expect(st.body.notInCohort.map((h: {agentId: string}) => h.agentId)).toEqual([agent])
+    const bySlug = await post('previews', {operation: 'adopt', scope: {projectId: slug}})
+    const byId = await post('previews', {operation: 'adopt', scope: {projectId}})
+    expect(bySlug.body.hops).toEqual(byId.body.hops)
+    expect(bySlug.body.planFingerprint).toBe(byId.body.planFingerprint)
+    // A reference that names no project plans nothing (it may be a deleted project's ID).
+    expect((await post('previews', {operation: 'adopt', scope: {projectId: 'no-such-project'}})).body.hops).toEqual([])
+  })
+
   it('preview writes nothing; commit adopts top-down with records, initiator and audit records', async () => {
     const projectId = await newProject(hub, 'adopt')
     const [root] = await legacyAgents(hub, [{projectId, by: admin.user.id, role: 'full'}])

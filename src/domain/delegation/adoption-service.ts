@@ -42,6 +42,7 @@ const OPEN = new Set(['pending', 'skipped_changed'])
  * fingerprint a commit must present.
  */
 async function adoptPlan(repos: Repos, scope: PlanScope) {
+  if (scope.projectId !== undefined) scope = {...scope, projectId: await projectIdOf(repos, scope.projectId)}
   const [world, records] = await Promise.all([loadWorld(repos), repos.delegationAdoptions.originalEdgeIndex()])
   const planned = planAdoption(world, scope)
   const open = new Map<string, {id: string}>()
@@ -58,6 +59,15 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
   const withRecords = planned.map((h) => ({...h, recordId: h.edgeId ? (open.get(h.edgeId) ?? named.get(h.edgeId))?.id ?? null : null}))
   const hops = withRecords.map(hopView)
   return {planned: withRecords, hops, open, fingerprint: planFingerprint('adopt', hops, (id) => statusOf.get(id))}
+}
+
+/**
+ * A project named by ID or slug, as elsewhere in the API. A reference that names no project is
+ * kept as given: records outlive their projects, so a deleted project's ID still filters them.
+ */
+async function projectIdOf(repos: Repos, ref: string): Promise<string> {
+  if (await repos.projects.get(ref)) return ref
+  return (await repos.projects.getBySlug(ref))?.id ?? ref
 }
 
 function countOutcomes(hops: Array<{outcome: string}>): Record<string, number> {
@@ -136,7 +146,8 @@ export function createAdoptionService(deps: Deps) {
     const store = deps.store
     const limit = q.limit ?? 100
     const offset = q.offset ?? 0
-    const filter = {status: q.status, reason: q.reason, projectId: q.projectId}
+    const projectId = q.projectId === undefined ? undefined : await projectIdOf(store, q.projectId)
+    const filter = {status: q.status, reason: q.reason, projectId}
     const [cohort, marker, byStatus, byReason, page, total, plan] = await Promise.all([
       store.hubSettings.get<CohortHeader>(COHORT_KEY),
       store.hubSettings.get<Marker>(MARKER_KEY),
@@ -144,7 +155,7 @@ export function createAdoptionService(deps: Deps) {
       store.delegationAdoptions.countsByReason(),
       store.delegationAdoptions.list({...filter, limit, offset}),
       store.delegationAdoptions.count(filter),
-      adoptPlan(store, q.projectId ? {projectId: q.projectId} : {}),
+      adoptPlan(store, projectId ? {projectId} : {}),
     ])
     return {
       snapshotTaken: cohort !== null,
