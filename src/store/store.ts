@@ -38,7 +38,7 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: Arra
   messages: messagesRepo(db),
   projectAnnotations: projectAnnotationsRepo(db),
   audit: auditRepo(db),
-  delegationEdges: delegationEdgesRepo(db, arrays),
+  delegationEdges: delegationEdgesRepo(db),
   delegationAdoptions: delegationAdoptionsRepo(db),
   locks: locksRepo(db, driver),
 })

@@ -31,7 +31,18 @@ export type RecordView = Omit<AdoptionRecord, 'depth' | 'updatedAt'>
 const recordView = ({depth: _d, updatedAt: _u, ...r}: AdoptionRecord): RecordView => r
 
 /** A planned hop as the API shows it (CONTRACT.md "Hop"). */
-const hopView = ({depth: _d, beforeFingerprint: _f, ...h}: PlannedHop): Hop => h
+const hopView = (h: PlannedHop): Hop => ({
+  edgeId: h.edgeId,
+  agentId: h.agentId,
+  projectId: h.projectId,
+  outcome: h.outcome,
+  reason: h.reason,
+  delegator: h.delegator,
+  role: h.role,
+  beforeCeiling: h.beforeCeiling,
+  afterCeiling: h.afterCeiling,
+  recordId: h.recordId,
+})
 
 /** Start-up records whose hop is still to be written (an admin commit may adopt them). */
 const OPEN = new Set(['pending', 'skipped_changed'])
@@ -56,9 +67,10 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
     const n = named.get(r.originalEdgeId)
     if (!n || later(r, n)) named.set(r.originalEdgeId, r)
   }
-  const withRecords = planned.map((h) => ({...h, recordId: h.edgeId ? (open.get(h.edgeId) ?? named.get(h.edgeId))?.id ?? null : null}))
-  const hops = withRecords.map(hopView)
-  return {planned: withRecords, hops, open, fingerprint: planFingerprint('adopt', hops, (id) => statusOf.get(id))}
+  // Set in place: planned hops compute their fingerprint on demand, which a copy would lose.
+  for (const h of planned) h.recordId = h.edgeId ? ((open.get(h.edgeId) ?? named.get(h.edgeId))?.id ?? null) : null
+  const hops = planned.map(hopView)
+  return {planned, hops, open, fingerprint: planFingerprint('adopt', hops, (id) => statusOf.get(id))}
 }
 
 /**

@@ -70,9 +70,15 @@ export function agentFacts(r: PlannerFactsRow | PlannerConfigFactsRow): AgentFac
   return {id: r.id, projectId: r.projectId, createdBy, role: r.role, deleted: r.deleted, appliedRole: readable ? (r.appliedRole ?? r.role) : null, assignModeServiceAccount: readable && r.assignMode, configReadable: readable}
 }
 
-/** Loads everything the planner reads in three bulk queries: lean columns, no timestamps (config read by SQLite itself). */
+/**
+ * Loads everything the planner reads in bulk: lean columns, no timestamps. On SQLite agents and
+ * their active edges come in one joined read with the config read by SQLite itself; elsewhere
+ * in two reads with the config parsed here.
+ */
 export async function loadWorld(repos: Repos): Promise<World> {
-  const [agentRows, edges, users] = await Promise.all([repos.agents.listPlannerConfigFacts(), repos.delegationEdges.listActiveFacts(), repos.users.statuses()])
+  const joined = await repos.agents.listPlannerWorld()
+  const [agentRows, edges] = joined ? [joined.agents, joined.edges] : await Promise.all([repos.agents.listPlannerFacts(), repos.delegationEdges.listActiveFacts()])
+  const users = await repos.users.statuses()
   const agents = new Map<string, AgentFacts>()
   for (const r of agentRows) agents.set(r.id, agentFacts(r))
   const activeEdges = new Map<string, EdgeFacts[]>()
@@ -171,21 +177,42 @@ function ceilingCache() {
 }
 type Ceilings = ReturnType<typeof ceilingCache>
 
-function newHop(a: AgentFacts, e: EdgeFacts | null, depth: number, outcome: Outcome, reason: ExclusionReason | null, before: readonly string[] | null): PlannedHop {
-  return {
-    edgeId: e ? e.id : null,
-    agentId: a.id,
-    projectId: a.projectId,
-    outcome,
-    reason,
-    delegator: e ? e.delegator : null,
-    role: e ? e.role : null,
-    beforeCeiling: before as string[] | null,
-    afterCeiling: null,
-    recordId: null,
-    depth,
-    beforeFingerprint: e ? edgeFingerprint(e) : null,
+/**
+ * A planned hop. Its edge fingerprint is computed on first read and kept: a preview never shows
+ * it and 100k SHA-256s are a tenth of a full preview, while the writes that need it (start-up
+ * records, commits) read it. The edge is held in a private field, so spreading or serialising
+ * a hop never carries it (nor the fingerprint: read it explicitly).
+ */
+class PlannedHopOf implements PlannedHop {
+  readonly edgeId: string | null
+  readonly delegator: {kind: string; id: string} | null
+  readonly role: string | null
+  afterCeiling: string[] | null = null
+  recordId: string | null = null
+  readonly #edge: EdgeFacts | null
+  #fingerprint: string | null | undefined
+  constructor(
+    readonly agentId: string,
+    readonly projectId: string,
+    readonly outcome: Outcome,
+    readonly reason: ExclusionReason | null,
+    readonly depth: number,
+    readonly beforeCeiling: string[] | null,
+    edge: EdgeFacts | null,
+  ) {
+    this.edgeId = edge ? edge.id : null
+    this.delegator = edge ? edge.delegator : null
+    this.role = edge ? edge.role : null
+    this.#edge = edge
   }
+  get beforeFingerprint(): string | null {
+    if (this.#fingerprint === undefined) this.#fingerprint = this.#edge ? edgeFingerprint(this.#edge) : null
+    return this.#fingerprint
+  }
+}
+
+function newHop(a: AgentFacts, e: EdgeFacts | null, depth: number, outcome: Outcome, reason: ExclusionReason | null, before: readonly string[] | null): PlannedHop {
+  return new PlannedHopOf(a.id, a.projectId, outcome, reason, depth, before as string[] | null, e)
 }
 
 const excluded = (a: AgentFacts, e: EdgeFacts | null, depth: number, reason: ExclusionReason, before: readonly string[] | null = null): PlannedHop =>

@@ -1,6 +1,7 @@
 import {sql, type Kysely, type Selectable} from 'kysely'
 import type {AgentsTable, Database} from '../schema.js'
 import type {ArrayReader} from '../store.js'
+import type {EdgeFacts} from './delegation-edges.js'
 import {translateDbError} from '../db-errors.js'
 
 export interface AgentRecord {
@@ -163,35 +164,51 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     return plannerFacts(db, ids)
   },
   /**
-   * Every agent (deleted too) with what the delegation planner reads of its config, decided by
-   * the database where it can: on SQLite the JSON functions read three values in C instead of
-   * every config crossing into JS and being parsed (half the cost of a 100k-agent plan). Same
+   * Every agent (deleted too) with what the delegation planner reads of its config, and every
+   * active edge of those agents, in ONE joined read on SQLite (null elsewhere: the planner then
+   * reads `listPlannerFacts` and the edges apart). The config is decided by SQLite's JSON
+   * functions instead of 100k configs crossing into JS; rows come back as value arrays. Same
    * rules as the planner's `configFacts` (the delegation-planner test holds them together):
-   * unreadable = not valid JSON, not an object, or `applied` present and not an object. On
-   * PostgreSQL (no JSON validity test before version 16) the raw config comes back instead.
+   * unreadable = not valid JSON, not an object, or `applied` present and not an object. An
+   * agent with several active edges comes back once per edge; one with none, once.
    */
-  async listPlannerConfigFacts(): Promise<Array<PlannerFactsRow | PlannerConfigFactsRow>> {
-    if (driver === 'postgres' || !arrays) return plannerFacts(db)
-    const v = (path: string) => `case when json_valid(config) then json_extract(config, '$.applied.${path}.value') end`
-    const t = (path: string) => `case when json_valid(config) then json_type(config, '$.applied.${path}.value') end`
+  async listPlannerWorld(): Promise<{agents: PlannerConfigFactsRow[]; edges: EdgeFacts[]} | null> {
+    if (driver === 'postgres' || !arrays) return null
+    const v = (path: string) => `case when json_valid(a.config) then json_extract(a.config, '$.applied.${path}.value') end`
+    const t = (path: string) => `case when json_valid(a.config) then json_type(a.config, '$.applied.${path}.value') end`
     const rows = await arrays(`
-      select id, project_id, created_by_kind, created_by_id, role, deleted_at is not null,
-        case when json_valid(config) and json_type(config) = 'object' and coalesce(json_type(config, '$.applied'), 'object') = 'object' then 1 else 0 end,
+      select a.id, a.project_id, a.created_by_kind, a.created_by_id, a.role, a.deleted_at is not null,
+        case when json_valid(a.config) and json_type(a.config) = 'object' and coalesce(json_type(a.config, '$.applied'), 'object') = 'object' then 1 else 0 end,
         case when ${t('defaultAgentRole')} = 'text' then ${v('defaultAgentRole')} end,
-        case when ${v('defaultCloudIdentityMode')} = 'Assign' and ${t('defaultCloudIdentityServiceAccountId')} = 'text' and ${v('defaultCloudIdentityServiceAccountId')} <> '' then 1 else 0 end
-      from agents`)
-    // Arrays, not row objects: at 100k agents building objects costs as much as the read.
-    return rows.map((r) => ({
-      id: r[0] as string,
-      projectId: r[1] as string,
-      createdByKind: r[2] as string,
-      createdById: r[3] as string,
-      role: r[4] as string,
-      deleted: r[5] === 1,
-      readable: r[6] === 1,
-      appliedRole: r[7] as string | null,
-      assignMode: r[8] === 1,
-    }))
+        case when ${v('defaultCloudIdentityMode')} = 'Assign' and ${t('defaultCloudIdentityServiceAccountId')} = 'text' and ${v('defaultCloudIdentityServiceAccountId')} <> '' then 1 else 0 end,
+        e.id, e.project_id, e.delegator_kind, e.delegator_id, e.role, e.provenance_version, e.source_credential_kind, e.ceiling, e.ceiling_policy, e.ceiling_project_id
+      from agents a left join delegation_edges e on e.delegate_agent_id = a.id and e.active = 1`)
+    const agents: PlannerConfigFactsRow[] = []
+    const edges: EdgeFacts[] = []
+    let last: string | null = null
+    for (const r of rows) {
+      const id = r[0] as string
+      // The join visits each agent's edges together (one index lookup per agent).
+      if (id !== last) {
+        agents.push({id, projectId: r[1] as string, createdByKind: r[2] as string, createdById: r[3] as string, role: r[4] as string, deleted: r[5] === 1, readable: r[6] === 1, appliedRole: r[7] as string | null, assignMode: r[8] === 1})
+        last = id
+      }
+      if (r[9] === null) continue
+      edges.push({
+        id: r[9] as string,
+        delegateAgentId: id,
+        projectId: r[10] as string,
+        delegator: {kind: r[11] as string, id: r[12] as string},
+        role: r[13] as string,
+        provenanceVersion: Number(r[14]),
+        sourceCredentialKind: r[15] as string | null,
+        ceiling: r[16] as string | null,
+        ceilingPolicy: r[17] as string | null,
+        ceilingProjectId: r[18] as string | null,
+        active: true,
+      })
+    }
+    return {agents, edges}
   },
   async update(id: string, patch: AgentPatch, now: string): Promise<AgentRecord | null> {
     const r = await db

@@ -1,6 +1,5 @@
 import {sql, type Kysely, type Selectable} from 'kysely'
 import type {Database, DelegationEdgesTable} from '../schema.js'
-import type {ArrayReader} from '../store.js'
 
 /**
  * A delegation edge as stored. `ceiling` stays the raw JSON text: whether it is well formed is
@@ -85,7 +84,7 @@ const toRow = (e: NewEdge): Selectable<DelegationEdgesTable> => ({
 // Bulk inserts stay under SQLite's bound-parameter limit (17 columns a row).
 const BATCH = 500
 
-export const delegationEdgesRepo = (db: Kysely<Database>, arrays: ArrayReader = null) => ({
+export const delegationEdgesRepo = (db: Kysely<Database>) => ({
   async insert(e: NewEdge): Promise<EdgeRecord> {
     const r = await db.insertInto('delegation_edges').values(toRow(e)).returningAll().executeTakeFirstOrThrow()
     return toEdge(r)
@@ -133,23 +132,6 @@ export const delegationEdgesRepo = (db: Kysely<Database>, arrays: ArrayReader = 
   },
   /** Every active edge, only the columns that carry its meaning (no timestamps): the planner's bulk read. */
   async listActiveFacts(): Promise<EdgeFacts[]> {
-    if (arrays) {
-      // Arrays, not row objects: at 100k edges building objects costs as much as the read.
-      const rows = await arrays(`select ${FACT_COLUMNS.join(', ')} from delegation_edges where active = 1`)
-      return rows.map((r) => ({
-        id: r[0] as string,
-        delegateAgentId: r[1] as string,
-        projectId: r[2] as string,
-        delegator: {kind: r[3] as string, id: r[4] as string},
-        role: r[5] as string,
-        provenanceVersion: Number(r[6]),
-        sourceCredentialKind: r[7] as string | null,
-        ceiling: r[8] as string | null,
-        ceilingPolicy: r[9] as string | null,
-        ceilingProjectId: r[10] as string | null,
-        active: true,
-      }))
-    }
     const rows = await db.selectFrom('delegation_edges').select(FACT_COLUMNS).where('active', '=', 1).execute()
     return rows.map((r) => toFacts(r, true))
   },
