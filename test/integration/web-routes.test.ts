@@ -1,3 +1,4 @@
+import {execFile} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {startTestHub, type TestHub} from '../helpers/hub.js'
 import {createUser} from '../helpers/users.js'
@@ -42,6 +43,21 @@ describe('web routes', () => {
     expect(cookie).toMatchObject({httpOnly: true, sameSite: 'Strict', path: '/'})
     const me = await hub.request('GET', '/api/v1/admin/status', {token: null, headers: {cookie: `svc_session=${cookie.value}`}})
     expect(me.body).toMatchObject({principal: {kind: 'user', id: 'dev-user'}, credentialKind: 'session', systemAdmin: true})
+  })
+
+  // Needs root to act as another account (CI runs as root); the parsing is unit-tested apart.
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('refuses dev sign-in to another OS account on this machine over real loopback', async () => {
+    await hub.app.listen({port: 0, host: '127.0.0.1'})
+    const port = (hub.app.server.address() as {port: number}).port
+    const post = (uid?: number) =>
+      new Promise<{status: number; body: string}>((resolve, reject) => {
+        const script = `const r = require('http').request({host: '127.0.0.1', port: ${port}, method: 'POST', path: '/api/v1/auth/dev-session', headers: {'content-type': 'application/json', host: '127.0.0.1:${port}', origin: 'http://127.0.0.1:${port}'}}, (res) => { let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => console.log(JSON.stringify({status: res.statusCode, body: b}))) }); r.end('{}')`
+        execFile(process.execPath, ['-e', script], {uid, env: {PATH: process.env.PATH}}, (err, out) => (err ? reject(err) : resolve(JSON.parse(out))))
+      })
+    const other = await post(65534)
+    expect(other.status).toBe(403)
+    expect(JSON.parse(other.body).error.message).toMatch(/OS user that runs the Hub/)
+    expect((await post()).status).toBe(200)
   })
 
   it('refuses dev sign-in across sites, at a non-loopback name, from another host, and on hosted Hubs', async () => {

@@ -6,6 +6,7 @@ import {requireAdmin} from '../../domain/settings/admin-access.js'
 import {ctxOf, SESSION_COOKIE} from '../plugins/auth.js'
 import type {WebAssets} from '../web/assets.js'
 import {settingsLayout} from '../web/settings-layout.js'
+import {loopbackPeerUid} from '../web/peer-owner.js'
 
 export interface WebRoutesDeps {
   sessions: Sessions
@@ -15,7 +16,11 @@ export interface WebRoutesDeps {
   secureCookies: boolean
   /** The built client (loaded on first request; embedded in the bundles). */
   assets: () => Promise<WebAssets>
+  /** Owner of a loopback client socket (tests stand in another account); default: the kernel's tables. */
+  peerUid?: PeerUid
 }
+
+type PeerUid = (clientPort: number, serverPort: number) => Promise<number | null>
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -48,14 +53,21 @@ function sameOriginRequest(request: FastifyRequest): boolean {
 /**
  * Dev sign-in is answered only when all hold: the Hub signs in the dev user at all (workstation,
  * dev auth); the peer is on this host; the Host header is a loopback name (a DNS-rebinding page
- * under another name is refused); and the request comes from the Hub's own page (Sec-Fetch-Site
- * or Origin), so another site cannot plant the cookie.
+ * under another name is refused); the request comes from the Hub's own page (Sec-Fetch-Site
+ * or Origin), so another site cannot plant the cookie; and, where the kernel says (Linux), the
+ * client's socket belongs to the OS user running the Hub.
  */
-function checkDevSignIn(request: FastifyRequest, enabled: boolean) {
+async function checkDevSignIn(request: FastifyRequest, enabled: boolean, peerUid: PeerUid) {
   if (!enabled) throw new AppError('not_found', 'dev sign-in is offered by workstation Hubs with dev auth only')
   if (!LOOPBACK_ADDR(request.socket.remoteAddress ?? '')) throw new AppError('not_loopback', 'dev sign-in answers only browsers on the Hub\'s own host')
   if (!LOOPBACK_HOST.test(request.headers.host ?? '')) throw new AppError('forbidden', 'dev sign-in answers only at a loopback address (127.0.0.1, localhost, [::1])')
   if (!sameOriginRequest(request)) throw new AppError('forbidden', 'cross-site request refused: dev sign-in is started from the Hub\'s own page')
+  // Another account on this machine may not read the dev credential (mode 0600), so it may not
+  // get the dev session either: the client's socket must belong to the Hub's own OS user.
+  const uid = await peerUid(request.socket.remotePort ?? 0, request.socket.localPort ?? 0)
+  if (uid !== null && typeof process.getuid === 'function' && uid !== process.getuid()) {
+    throw new AppError('forbidden', 'dev sign-in answers only the OS user that runs the Hub', {peerUid: uid})
+  }
 }
 
 function sendAsset(reply: FastifyReply, path: string, body: Buffer) {
@@ -83,7 +95,7 @@ export function webRoutes(deps: WebRoutesDeps) {
 
     app.get('/api/v1/auth/dev-session', {config: {auth: false}}, async () => ({available: deps.devSignIn}))
     app.post('/api/v1/auth/dev-session', {config: {auth: false}}, async (request, reply) => {
-      checkDevSignIn(request, deps.devSignIn)
+      await checkDevSignIn(request, deps.devSignIn, deps.peerUid ?? loopbackPeerUid)
       const session = await deps.sessions.create(DEV_USER.id, 'web')
       reply.header('cache-control', 'no-store').setCookie(SESSION_COOKIE, session.token, {httpOnly: true, sameSite: 'strict', secure: deps.secureCookies, path: '/', expires: new Date(session.expiresAt)})
       return {user: {id: DEV_USER.id, displayName: DEV_USER.displayName}, expiresAt: session.expiresAt}
