@@ -17,7 +17,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 import {fileURLToPath} from 'node:url'
-import {cpuMs, freePort, loadAverage} from './lib.mjs'
+import {cpuMs, freePort, loadAverage, requestJson} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const SIZE = Number(process.env.BENCH_BYTES ?? 32 * 1024 * 1024)
@@ -53,21 +53,7 @@ function memory(pid) {
   return {rss: kb('VmRSS'), hwm: kb('VmHWM')}
 }
 
-function request(method, url, {token, headers = {}, body} = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {method, headers: {...headers, ...(token && {authorization: `Bearer ${token}`})}}, (res) => {
-      const chunks = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        if (res.statusCode >= 400) return reject(new Error(`${method} ${url}: ${res.statusCode} ${text}`))
-        resolve(text ? JSON.parse(text) : null)
-      })
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
+const request = requestJson
 
 /** Streams `file` as the request body (as `svc artifact publish` does). */
 function upload(url, token, file, sha) {

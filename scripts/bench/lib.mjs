@@ -1,5 +1,6 @@
 // Helpers shared by the bench scripts.
 import {readFileSync} from 'node:fs'
+import http from 'node:http'
 import {createServer} from 'node:net'
 
 /** A TCP port free on loopback right now. */
@@ -22,3 +23,25 @@ export function cpuMs(pid) {
 
 /** The 1-minute load average (Linux), printed beside timings taken on a shared machine. */
 export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]
+
+/**
+ * An HTTP request whose answer is JSON (or empty); a status of 400 or more rejects with the
+ * answer's text. A plain object body is sent as JSON; a string or Buffer as it is.
+ */
+export function requestJson(method, url, {token, body, headers = {}, agent} = {}) {
+  const json = body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)
+  const payload = json ? JSON.stringify(body) : body
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {agent, method, headers: {...headers, ...(json && {'content-type': 'application/json'}), ...(token && {authorization: `Bearer ${token}`})}}, (res) => {
+      const chunks = []
+      res.on('data', (c) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        if (res.statusCode >= 400) return reject(new Error(`${method} ${url}: ${res.statusCode} ${text}`))
+        resolve(text ? JSON.parse(text) : null)
+      })
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}

@@ -13,7 +13,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {randomBytes} from 'node:crypto'
 import pg from 'pg'
-import {freePort} from './lib.mjs'
+import {freePort, requestJson} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200)
@@ -21,22 +21,7 @@ const PG = process.env.SVC_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/te
 const agent = new http.Agent({keepAlive: true, maxSockets: 4})
 
 
-function request(method, url, {token, body} = {}) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body)
-    const req = http.request(url, {agent, method, headers: {...(token && {authorization: `Bearer ${token}`}), ...(payload && {'content-type': 'application/json'})}}, (res) => {
-      const chunks = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        if (res.statusCode >= 400) return reject(new Error(`${method} ${url}: ${res.statusCode} ${text}`))
-        resolve(text ? JSON.parse(text) : null)
-      })
-    })
-    req.on('error', reject)
-    req.end(payload)
-  })
-}
+const request = (method, url, opts = {}) => requestJson(method, url, {...opts, agent})
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 

@@ -15,7 +15,7 @@ import http from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {cpuMs, freePort} from './lib.mjs'
+import {cpuMs, freePort, requestJson} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -23,22 +23,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 
 
-function request(method, url, {token, body} = {}) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body)
-    const req = http.request(url, {method, headers: {...(token && {authorization: `Bearer ${token}`}), ...(payload && {'content-type': 'application/json'})}}, (res) => {
-      const chunks = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        if (res.statusCode >= 400) return reject(new Error(`${method} ${url}: ${res.statusCode} ${text}`))
-        resolve(text ? JSON.parse(text) : null)
-      })
-    })
-    req.on('error', reject)
-    req.end(payload)
-  })
-}
+const request = requestJson
 
 async function waitHealthy(url, child, what) {
   const deadline = Date.now() + 60_000
