@@ -1,6 +1,9 @@
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {iso} from '../../src/domain/shared/clock.js'
 import {newId} from '../../src/domain/shared/secrets.js'
+import {adoptHop} from '../../src/domain/delegation/adopt-hop.js'
+import {edgeFingerprint} from '../../src/domain/delegation/edge-class.js'
+import {POLICY_V1} from '../../src/domain/delegation/policy-v1.js'
 import type {AdoptionRecord} from '../../src/store/repositories/delegation-adoptions.js'
 import {ADOPTION, legacyAgents, newProject, previewFor} from '../helpers/adoption.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
@@ -193,5 +196,66 @@ describeEachDialect('delegation adoption admin: reverts', (dialect) => {
     const r = await post('commits', commitBody)
     expect(r.status).toBe(409)
     expect(r.body.error.code).toBe('stale_authorization_preview')
+  })
+
+  /**
+   * An agent an earlier build adopted: its v0 edge deactivated with cause provenance_adopted, an
+   * adopted v1 edge active, and the cohort record of that examined edge with status recognized.
+   */
+  async function recognizedAgent(name: string, extraOriginals = 0) {
+    const projectId = await newProject(hub, name)
+    const [agentId] = await legacyAgents(hub, [{projectId, by: admin.user.id}])
+    const [v0] = await hub.store.delegationEdges.activeFor(agentId)
+    const now = iso(new Date())
+    const extras: string[] = []
+    for (let i = 0; i < extraOriginals; i++) {
+      const id = newId()
+      await hub.store.delegationEdges.insert({...v0, id, active: false, createdAt: now})
+      await hub.store.delegationEdges.reactivate(id, now)
+      await hub.store.delegationEdges.deactivate(id, 'provenance_adopted', now)
+      extras.push(id)
+    }
+    const r = await hub.store.transaction((tx) => adoptHop(tx, {edgeId: v0.id, agentId, projectId, afterCeiling: [...POLICY_V1.full], beforeFingerprint: edgeFingerprint(v0)}, now, null))
+    if (!r.ok) throw new Error('adoptHop refused')
+    const recordId = newId()
+    await hub.store.delegationAdoptions.insertMany([{
+      id: recordId, status: 'recognized', reason: null, origin: 'startup_migration', originalEdgeId: r.adopted.id, adoptedEdgeId: null,
+      beforeFingerprint: edgeFingerprint(r.adopted), projectId, delegateAgentId: agentId, depth: 0, actorKind: null, actorId: null, afterSummary: null,
+      revertedByKind: null, revertedById: null, revertedAt: null, revertSummary: null, createdAt: now,
+    }])
+    return {agentId, recordId, adoptedId: r.adopted.id, originalId: v0.id, extras}
+  }
+
+  it('a recognized record (adopted by an earlier build) reverts to the one unrecorded row that adoption deactivated', async () => {
+    const {agentId, recordId, adoptedId, originalId} = await recognizedAgent('recognized')
+    const body = {operation: 'revert', recordIds: [recordId]}
+    const {preview, commitBody} = await previewFor(hub, body, admin.token)
+    expect(preview.hops).toEqual([expect.objectContaining({edgeId: adoptedId, originalEdgeId: originalId, outcome: 'revert', reason: null, recordId, beforeCeiling: [...POLICY_V1.full]})])
+    const c = await post('commits', commitBody)
+    expect(c.status, JSON.stringify(c.body)).toBe(200)
+    expect(c.body).toMatchObject({hops: 1, recordIds: [recordId]})
+    expect(await hub.store.delegationEdges.get(adoptedId)).toMatchObject({active: false, deactivationCause: 'adoption_reverted'})
+    expect((await hub.store.delegationEdges.activeFor(agentId)).map((e) => e.id)).toEqual([originalId])
+    expect(await hub.store.delegationAdoptions.get(recordId)).toMatchObject({status: 'reverted', revertedById: admin.user.id, revertSummary: expect.objectContaining({edgeId: originalId, provenanceVersion: 0})})
+    // Reverted once.
+    expect((await previewFor(hub, body, admin.token)).preview.hops[0]).toMatchObject({outcome: 'refused', reason: 'not_adopted'})
+  })
+
+  it('an ambiguous original of a recognized record needs confirmOriginalEdgeIds naming one of the candidates', async () => {
+    const {agentId, recordId, originalId, extras} = await recognizedAgent('recognized-ambiguous', 1)
+    const ambiguous = await previewFor(hub, {operation: 'revert', recordIds: [recordId]}, admin.token)
+    expect(ambiguous.preview.hops[0]).toMatchObject({outcome: 'refused', reason: 'original_ambiguous', originalEdgeId: null})
+    const refused = await post('commits', ambiguous.commitBody)
+    expect(refused.status).toBe(422)
+    expect(refused.body.error.code).toBe('unrevertable_record')
+    // A confirmation naming an edge that is not a candidate settles nothing.
+    const wrong = await previewFor(hub, {operation: 'revert', recordIds: [recordId], confirmOriginalEdgeIds: {[recordId]: newId()}}, admin.token)
+    expect(wrong.preview.hops[0]).toMatchObject({outcome: 'refused', reason: 'original_unavailable'})
+    const body = {operation: 'revert', recordIds: [recordId], confirmOriginalEdgeIds: {[recordId]: extras[0]}}
+    const {preview, commitBody} = await previewFor(hub, body, admin.token)
+    expect(preview.hops[0]).toMatchObject({outcome: 'revert', originalEdgeId: extras[0]})
+    expect((await post('commits', commitBody)).status).toBe(200)
+    expect((await hub.store.delegationEdges.activeFor(agentId)).map((e) => e.id)).toEqual([extras[0]])
+    expect((await hub.store.delegationEdges.get(originalId))!.active).toBe(false)
   })
 })

@@ -6,7 +6,7 @@ import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {classifyEdge, edgeFingerprint, parseCeiling} from './edge-class.js'
 
 /** Why a revert hop cannot be written (the hop's `reason` when its outcome is `refused`). */
-export const REVERT_REFUSALS = ['not_adopted', 'adopted_edge_inactive', 'edge_changed', 'original_unavailable', 'covered_original_differs'] as const
+export const REVERT_REFUSALS = ['not_adopted', 'adopted_edge_inactive', 'edge_changed', 'original_unavailable', 'original_ambiguous', 'covered_original_differs'] as const
 export type RevertRefusal = (typeof REVERT_REFUSALS)[number]
 
 /**
@@ -61,11 +61,15 @@ export async function planRevert(repos: Repos, recordIds: string[], confirm: Rec
   if (unknown.length) throw new AppError('unrevertable_record', 'no adoption record has this ID', {recordIds: unknown.sort(), reason: 'record_not_found'})
 
   const groups = new Map<string, AdoptionRecord[]>()
+  const items: RevertItem[] = []
   for (const r of found) {
+    if (RECOGNIZED.has(r.status)) {
+      items.push(await planRecognized(repos, r, confirm))
+      continue
+    }
     const key = r.adoptedEdgeId ? `edge:${r.adoptedEdgeId}` : `record:${r.id}`
     groups.set(key, [...(groups.get(key) ?? []), r])
   }
-  const items: RevertItem[] = []
   for (const requested of groups.values()) items.push(await planGroup(repos, requested, confirm))
   items.sort((a, b) => (a.hop.agentId < b.hop.agentId ? -1 : a.hop.agentId > b.hop.agentId ? 1 : a.hop.recordId < b.hop.recordId ? -1 : 1))
   const hops = items.map((i) => i.hop)
@@ -119,6 +123,47 @@ async function planGroup(repos: Repos, requested: AdoptionRecord[], confirm: Rec
     return refuse('original_unavailable', original)
   }
   return {hop: {...hop, outcome: 'revert'}, records: [...requested, ...covered], adopted, original}
+}
+
+/** Cohort records of edges an earlier build adopted: the record names the adopted edge itself. */
+const RECOGNIZED = new Set(['recognized', 'recognized_above_policy'])
+
+/**
+ * Reverting an adoption made by an earlier build (a `recognized` cohort record). Its record
+ * names the adopted edge as the examined one and knows no original row: the candidates are the
+ * agent's inactive clean unrecorded rows in the project that adoption deactivated
+ * (`provenance_adopted`). One candidate is the original; several need `confirmOriginalEdgeIds`
+ * naming one of them (else `original_ambiguous`); none is `original_unavailable`.
+ */
+async function planRecognized(repos: Repos, record: AdoptionRecord, confirm: Record<string, string>): Promise<RevertItem> {
+  const adopted = record.originalEdgeId ? await repos.delegationEdges.get(record.originalEdgeId) : null
+  const c = adopted ? classifyEdge(adopted) : null
+  const hop: RevertHop = {
+    edgeId: adopted?.id ?? null,
+    agentId: adopted?.delegateAgentId ?? record.delegateAgentId ?? '',
+    projectId: adopted?.projectId ?? record.projectId ?? '',
+    outcome: 'refused',
+    reason: null,
+    delegator: adopted ? {...adopted.delegator} : null,
+    role: adopted?.role ?? null,
+    beforeCeiling: c && c.kind === 'recognized' ? c.ceiling : null,
+    afterCeiling: null,
+    recordId: record.id,
+    originalEdgeId: null,
+    coveredRecordIds: [],
+  }
+  const refuse = (reason: RevertRefusal): RevertItem => ({hop: {...hop, reason}, records: [record], adopted, original: null})
+  if (!adopted || c?.kind !== 'recognized') return refuse('not_adopted')
+  if (!adopted.active) return refuse('adopted_edge_inactive')
+  const active = await repos.delegationEdges.activeFor(adopted.delegateAgentId)
+  if (active.length !== 1 || active[0].id !== adopted.id) return refuse('edge_changed')
+  const candidates = (await repos.delegationEdges.forAgent(adopted.delegateAgentId)).filter(
+    (e) => !e.active && e.deactivationCause === 'provenance_adopted' && e.projectId === adopted.projectId && classifyEdge(e).kind === 'unrecorded',
+  )
+  let original = candidates.length === 1 ? candidates[0] : null
+  if (confirm[record.id] !== undefined) original = candidates.find((e) => e.id === confirm[record.id]) ?? null
+  if (!original) return refuse(candidates.length > 1 && confirm[record.id] === undefined ? 'original_ambiguous' : 'original_unavailable')
+  return {hop: {...hop, outcome: 'revert', originalEdgeId: original.id}, records: [record], adopted, original}
 }
 
 /** Fingerprint of a revert plan: every hop's fields and both edges' meaning (no timestamps). */
