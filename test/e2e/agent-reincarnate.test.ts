@@ -2,7 +2,7 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
+import {runCli, startLocalRuntimeServer, type RunningServer} from '../helpers/cli.js'
 import {tmuxAt} from '../helpers/live-hub.js'
 
 /**
@@ -18,14 +18,7 @@ describe('svc agent reincarnate against a workstation Hub', {timeout: 180_000}, 
   const svc = (args: string[]) => runCli(args, {env, timeoutMs: 60_000})
 
   beforeAll(async () => {
-    const serverEnv = cliEnv(home, {
-      TMUX_TMPDIR: tmuxDir,
-      SVC_SERVER_BROKER_PORT: String(await freePort()),
-      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
-      CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
-    })
-    server = await startServerProcess([], serverEnv, 60_000)
-    env = {...serverEnv, SVC_HUB_ENDPOINT: server.url}
+    ;({server, env} = await startLocalRuntimeServer(home, tmuxDir))
   })
   afterAll(async () => {
     await server?.stop()

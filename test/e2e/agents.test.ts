@@ -3,7 +3,7 @@ import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {BIN, cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
+import {BIN, freePort, runCli, startLocalRuntimeServer, startServerProcess, type RunningServer} from '../helpers/cli.js'
 import {agentProcessEnv, tmuxAt, waitFor} from '../helpers/live-hub.js'
 
 /** IDs and times out of human output, so it can be snapshot. */
@@ -33,16 +33,7 @@ describe('svc agent, broker and status against a workstation Hub', {timeout: 180
   const pane = (id: string) => tmux('capture-pane', '-p', '-t', `=svc-${id}:`).stdout
 
   beforeAll(async () => {
-    const brokerPort = await freePort()
-    serverEnv = cliEnv(home, {
-      TMUX_TMPDIR: tmuxDir,
-      SVC_SERVER_BROKER_PORT: String(brokerPort),
-      // No container engine: the workstation default falls through to local (tmux).
-      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
-      CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
-    })
-    server = await startServerProcess([], serverEnv, 60_000)
-    env = {...serverEnv, SVC_HUB_ENDPOINT: server.url}
+    ;({server, serverEnv, env} = await startLocalRuntimeServer(home, tmuxDir))
   })
   afterAll(async () => {
     if (broker && broker.exitCode === null) {

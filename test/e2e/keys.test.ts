@@ -3,7 +3,7 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
+import {cliEnv, freePort, runCli, startLocalRuntimeServer, type RunningServer} from '../helpers/cli.js'
 import {tmuxAt, waitFor} from '../helpers/live-hub.js'
 
 /**
@@ -23,14 +23,7 @@ describe('svc keys and svc message against a workstation Hub', {timeout: 180_000
   const command = () => tmux('list-panes', '-t', `=svc-${demo.id}:`, '-F', '#{pane_current_command}').stdout.trim()
 
   beforeAll(async () => {
-    const serverEnv = cliEnv(home, {
-      TMUX_TMPDIR: tmuxDir,
-      SVC_SERVER_BROKER_PORT: String(await freePort()),
-      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
-      CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
-    })
-    server = await startServerProcess([], serverEnv, 60_000)
-    env = {...serverEnv, SVC_HUB_ENDPOINT: server.url}
+    ;({server, env} = await startLocalRuntimeServer(home, tmuxDir))
     const r = await svc(['agent', 'create', 'demo', '--harness', 'shell', '--json'])
     expect(r.code, r.stderr + r.stdout).toBe(0)
     demo = r.json.agent

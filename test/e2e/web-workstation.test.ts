@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import type {Browser, Page} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {requestJson} from '../../src/client/http.js'
-import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
+import {runCli, startLocalRuntimeServer, type RunningServer} from '../helpers/cli.js'
 import {agentProcessEnv, tmuxAt} from '../helpers/live-hub.js'
 import {launchChromium, screenshot, unlabelledControls} from '../helpers/web-browser.js'
 
@@ -25,14 +25,7 @@ describe('the web client of a workstation Hub started with svc server start', {t
   const api = async (method: string, path: string, body?: unknown): Promise<any> => (await requestJson(method, `${server.url}${path}`, {token: devToken, ...(body !== undefined && {body})})).body
 
   beforeAll(async () => {
-    env = cliEnv(home, {
-      TMUX_TMPDIR: tmuxDir,
-      SVC_SERVER_BROKER_PORT: String(await freePort()),
-      // No container engine: agents run on the local (tmux) runtime.
-      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
-      CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
-    })
-    server = await startServerProcess([], env, 60_000)
+    ;({server, serverEnv: env} = await startLocalRuntimeServer(home, tmuxDir))
     devToken = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
     browser = await launchChromium()
     page = await (await browser.newContext()).newPage()

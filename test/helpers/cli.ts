@@ -101,3 +101,20 @@ export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv,
     },
   }
 }
+
+/**
+ * A workstation `svc server start` whose agents run on the local (tmux) runtime: no container
+ * engine answers (so the default runtime falls through to local), tmux sockets live under
+ * `tmuxDir`, the co-located broker listens on a free port. `serverEnv` restarts it;
+ * `env` adds SVC_HUB_ENDPOINT for `runCli`.
+ */
+export async function startLocalRuntimeServer(home: string, tmuxDir: string): Promise<{server: RunningServer; serverEnv: NodeJS.ProcessEnv; env: NodeJS.ProcessEnv}> {
+  const serverEnv = cliEnv(home, {
+    TMUX_TMPDIR: tmuxDir,
+    SVC_SERVER_BROKER_PORT: String(await freePort()),
+    DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+    CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
+  })
+  const server = await startServerProcess([], serverEnv, 60_000)
+  return {server, serverEnv, env: {...serverEnv, SVC_HUB_ENDPOINT: server.url}}
+}
