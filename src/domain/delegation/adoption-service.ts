@@ -1,5 +1,5 @@
 import {AppError} from '../../api/app-error.js'
-import type {AdoptionCommitDto, AdoptionPreviewDto, AdoptionStatusDto} from '../../api/dto.js'
+import type {AdoptionCommitDto, AdoptionPreviewDto, AdoptionRecordDto, AdoptionStatusDto} from '../../api/dto.js'
 import type {Repos} from '../../store/store.js'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
 import type {CallContext} from '../authz/context.js'
@@ -27,8 +27,7 @@ export interface StatusQuery {
 }
 
 /** Records as the API shows them (CONTRACT.md "Adoption record"): no depth, no update time. */
-export type RecordView = Omit<AdoptionRecord, 'depth' | 'updatedAt'>
-const recordView = ({depth: _d, updatedAt: _u, ...r}: AdoptionRecord): RecordView => r
+const recordView = ({depth: _d, updatedAt: _u, ...r}: AdoptionRecord): AdoptionRecordDto => r
 
 /** A planned hop as the API shows it (CONTRACT.md "Hop"). */
 const hopView = (h: PlannedHop): Hop => ({
