@@ -141,10 +141,6 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>) => {
       const rows = await db.selectFrom('delegation_adoptions').select(['id', 'status', 'original_edge_id', 'created_at']).where('original_edge_id', 'is not', null).execute()
       return rows.map((r) => ({id: r.id, status: r.status, originalEdgeId: r.original_edge_id as string, createdAt: r.created_at}))
     },
-    async byOriginalEdge(edgeId: string): Promise<AdoptionRecord[]> {
-      const rows = await db.selectFrom('delegation_adoptions').selectAll().where('original_edge_id', '=', edgeId).orderBy('id').execute()
-      return rows.map(toRecord)
-    },
     async byAdoptedEdge(edgeId: string): Promise<AdoptionRecord[]> {
       const rows = await db.selectFrom('delegation_adoptions').selectAll().where('adopted_edge_id', '=', edgeId).orderBy('id').execute()
       return rows.map(toRecord)
