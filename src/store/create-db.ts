@@ -22,7 +22,7 @@ export interface DbHandle {
    * rows (the delegation planner) spend most of their time building row objects; arrays halve
    * it. Synchronous, so callers must hold the connection (see store.ts).
    */
-  readArrays?: (text: string, params?: readonly unknown[]) => unknown[][]
+  readArrays?: (text: string, params: readonly unknown[], onRow: (row: unknown[]) => void) => void
   close(): Promise<void>
 }
 
@@ -44,10 +44,12 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
     database.pragma('synchronous = NORMAL')
     const db = new Kysely<Database>({dialect: new SqliteDialect({database})})
     const statements = new Map<string, import('better-sqlite3').Statement>()
-    const readArrays = (text: string, params: readonly unknown[] = []) => {
+    // Rows are visited as they are stepped, not collected first: a bulk read of 100k rows then
+    // leaves only what the visitor keeps, and the value arrays die young (cheap to collect).
+    const readArrays = (text: string, params: readonly unknown[], onRow: (row: unknown[]) => void) => {
       let st = statements.get(text)
       if (!st) statements.set(text, (st = database.prepare(text).raw(true)))
-      return st.all(...params) as unknown[][]
+      for (const row of st.iterate(...params) as IterableIterator<unknown[]>) onRow(row)
     }
     return {db, driver: 'sqlite', readArrays, close: () => db.destroy()}
   }

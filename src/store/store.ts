@@ -20,8 +20,11 @@ import {templatesRepo} from './repositories/templates.js'
 import {usersRepo} from './repositories/users.js'
 import type {Database} from './schema.js'
 
-/** Bulk reads as arrays of values, where the database offers it cheaply (SQLite); else null. */
-export type ArrayReader = ((text: string, params?: readonly unknown[]) => Promise<unknown[][]>) | null
+/**
+ * Bulk reads as arrays of values, each handed to `onRow` as it is read, where the database
+ * offers it cheaply (SQLite); else null. `onRow` must not query (the read holds the connection).
+ */
+export type ArrayReader = ((text: string, params: readonly unknown[], onRow: (row: unknown[]) => void) => Promise<void>) | null
 
 const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null) => ({
   users: usersRepo(db),
@@ -84,8 +87,8 @@ export async function openStore(opts: DbOptions): Promise<Store> {
   const raw = handle.readArrays
   // Outside a transaction the read takes the connection like any Kysely query, so it never
   // sees another flow's uncommitted writes; inside one, the transaction already holds it.
-  const rootArrays: ArrayReader = raw ? (text, params) => db.connection().execute(async () => raw(text, params)) : null
-  const txArrays: ArrayReader = raw ? async (text, params) => raw(text, params) : null
+  const rootArrays: ArrayReader = raw ? (text, params, onRow) => db.connection().execute(async () => raw(text, params, onRow)) : null
+  const txArrays: ArrayReader = raw ? async (text, params, onRow) => raw(text, params, onRow) : null
   let closed = false
   const events = await createStoreEvents(handle.driver, opts.url, async (channel, text) => {
     await sql`select pg_notify(${channel}, ${text})`.execute(db)

@@ -2,9 +2,10 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, expect, it} from 'vitest'
-import {configFacts, loadWorld, planAdoption, planFingerprint, type PlannedHop, type World} from '../../src/domain/delegation/planner.js'
+import {agentFacts, configFacts, loadWorld, planAdoption, planFingerprint, type PlannedHop, type World} from '../../src/domain/delegation/planner.js'
 import {EXCLUSION_REASONS, MAX_WALK_DEPTH, OUTCOMES} from '../../src/domain/delegation/types.js'
 import {createDb} from '../../src/store/create-db.js'
+import type {EdgeFacts} from '../../src/store/repositories/delegation-edges.js'
 import {openStore, type Store} from '../../src/store/store.js'
 import {describeEachDialect, startTestHub} from '../helpers/hub.js'
 import {EXPECTED} from '../helpers/legacy-anomalies.js'
@@ -133,6 +134,37 @@ describeEachDialect('delegation planner over the legacy fixture', (dialect) => {
       const {appliedRole, assignModeServiceAccount, configReadable} = w.agents.get(r.id)!
       expect({appliedRole, assignModeServiceAccount, configReadable}, r.config).toEqual(configFacts(r.config, r.role))
     }
+  })
+
+  it('the joined read (SQLite) builds the same world as the agents and their edges read apart', async () => {
+    // Shapes the joined read folds or repeats: an edge whose role differs from its agent's, a
+    // creator with an empty ID, a creator that is not the edge's delegator, a second active
+    // edge in another project.
+    const live = [...world.agents.values()].filter((a) => !a.deleted && world.activeEdges.get(a.id)?.length === 1)
+    const [roleDiffers, emptyCreator, otherCreator, twoEdges] = live
+    const raw = await createDb({driver: target.driver, url: target.url})
+    try {
+      const edgeOf = (id: string) => raw.db.selectFrom('delegation_edges').selectAll().where('delegate_agent_id', '=', id).where('active', '=', 1).executeTakeFirstOrThrow()
+      await raw.db.updateTable('delegation_edges').set({role: roleDiffers.role === 'readonly' ? 'full' : 'readonly'}).where('delegate_agent_id', '=', roleDiffers.id).execute()
+      await raw.db.updateTable('agents').set({created_by_id: ''}).where('id', '=', emptyCreator.id).execute()
+      await raw.db.updateTable('agents').set({created_by_kind: 'user', created_by_id: fixture.users[1]}).where('id', '=', otherCreator.id).execute()
+      const e = await edgeOf(twoEdges.id)
+      await raw.db.insertInto('delegation_edges').values({...e, id: `${e.id}-second`, project_id: fixture.projects[1], delegator_kind: 'user', delegator_id: fixture.users[1]}).execute()
+    } finally {
+      await raw.close()
+    }
+    const joined = await loadWorld(store)
+    const apart = new Map((await store.agents.listPlannerFacts()).map((r) => [r.id, agentFacts(r)]))
+    const edgesApart = new Map<string, EdgeFacts[]>()
+    for (const e of await store.delegationEdges.listActiveFacts()) edgesApart.set(e.delegateAgentId, [...(edgesApart.get(e.delegateAgentId) ?? []), e])
+    const byId = (xs: EdgeFacts[] | undefined) => [...(xs ?? [])].sort((a, b) => (a.id < b.id ? -1 : 1))
+    expect(joined.agents.size).toBe(apart.size)
+    for (const [id, a] of apart) expect(joined.agents.get(id), id).toEqual(a)
+    expect(joined.activeEdges.size).toBe(edgesApart.size)
+    for (const [id, es] of edgesApart) expect(byId(joined.activeEdges.get(id)), id).toEqual(byId(es))
+    expect(joined.agents.get(emptyCreator.id)!.createdBy).toBeNull()
+    expect(joined.agents.get(otherCreator.id)!.createdBy).toEqual({kind: 'user', id: fixture.users[1]})
+    expect(joined.activeEdges.get(twoEdges.id)).toHaveLength(2)
   })
 
   it('a Hub started on the fixture accepts the agent tokens the builder wrote', async () => {

@@ -1,25 +1,13 @@
-import {createHash} from 'node:crypto'
+import {createHash, hash} from 'node:crypto'
 import type {Repos} from '../../store/store.js'
 import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
-import type {PlannerConfigFactsRow, PlannerFactsRow} from '../../store/repositories/agents.js'
+import type {PlannerAgentFacts, PlannerFactsRow} from '../../store/repositories/agents.js'
 import {classifyEdge, edgeFingerprint} from './edge-class.js'
 import {BACKFILL_SENTINEL, POLICY_V1, policyV1Ceiling} from './policy-v1.js'
 import {MAX_WALK_DEPTH, type ExclusionReason, type Hop, type Outcome} from './types.js'
 
 /** What the planner needs to know of one agent (deleted ones too: `parent_deleted`). */
-export interface AgentFacts {
-  id: string
-  projectId: string
-  /** The recorded creator; null when the row names none. */
-  createdBy: {kind: string; id: string} | null
-  role: string
-  /** `config.applied.defaultAgentRole.value`, else the agent's role; null when the config is unreadable. */
-  appliedRole: string | null
-  /** Rule 1: the applied config has `defaultCloudIdentityMode` Assign with a service account ID. */
-  assignModeServiceAccount: boolean
-  configReadable: boolean
-  deleted: boolean
-}
+export type AgentFacts = PlannerAgentFacts
 
 export interface World {
   agents: Map<string, AgentFacts>
@@ -62,12 +50,10 @@ export function configFacts(raw: string, role: string): Pick<AgentFacts, 'applie
   }
 }
 
-/** Planner facts of one agent row as the repository lists it: raw config, or already read by the database. */
-export function agentFacts(r: PlannerFactsRow | PlannerConfigFactsRow): AgentFacts {
+/** Planner facts of one agent row with its raw config. */
+export function agentFacts(r: PlannerFactsRow): AgentFacts {
   const createdBy = r.createdById ? {kind: r.createdByKind, id: r.createdById} : null
-  if ('config' in r) return {id: r.id, projectId: r.projectId, createdBy, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)}
-  const readable = r.readable
-  return {id: r.id, projectId: r.projectId, createdBy, role: r.role, deleted: r.deleted, appliedRole: readable ? (r.appliedRole ?? r.role) : null, assignModeServiceAccount: readable && r.assignMode, configReadable: readable}
+  return {id: r.id, projectId: r.projectId, createdBy, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)}
 }
 
 /**
@@ -77,10 +63,10 @@ export function agentFacts(r: PlannerFactsRow | PlannerConfigFactsRow): AgentFac
  */
 export async function loadWorld(repos: Repos): Promise<World> {
   const joined = await repos.agents.listPlannerWorld()
-  const [agentRows, edges] = joined ? [joined.agents, joined.edges] : await Promise.all([repos.agents.listPlannerFacts(), repos.delegationEdges.listActiveFacts()])
+  const [facts, edges] = joined ? [joined.agents, joined.edges] : await Promise.all([repos.agents.listPlannerFacts().then((rows) => rows.map(agentFacts)), repos.delegationEdges.listActiveFacts()])
   const users = await repos.users.statuses()
   const agents = new Map<string, AgentFacts>()
-  for (const r of agentRows) agents.set(r.id, agentFacts(r))
+  for (const a of facts) agents.set(a.id, a)
   const activeEdges = new Map<string, EdgeFacts[]>()
   for (const e of edges) {
     const list = activeEdges.get(e.delegateAgentId)
@@ -314,11 +300,38 @@ export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] 
  * ceiling changes it. No timestamp is part of it. `recordStatus` adds the status of each hop's
  * record: a revert reactivates the very row an adopt plan named, so only the record's status
  * tells a plan committed before the revert from a new one (SPEC "Commit effects" 5).
+ *
+ * A full preview fingerprints every live agent's hop, so this is built for 100k hops: a ceiling
+ * enters its tuple as the SHA-256 of its JSON, computed once per distinct array (the planner
+ * shares them); the tuples are sorted field by field (a total order, so any order of the same
+ * hops gives the same sequence) and serialised in one call.
  */
 export function planFingerprint(operation: 'adopt' | 'revert', hops: Hop[], recordStatus?: (recordId: string) => string | undefined): string {
-  const rows = hops.map((h) =>
-    JSON.stringify([h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, h.beforeCeiling, h.afterCeiling, h.recordId, ...(recordStatus ? [h.recordId === null ? null : (recordStatus(h.recordId) ?? null)] : [])]),
-  )
-  rows.sort()
-  return createHash('sha256').update(JSON.stringify([operation, rows])).digest('hex')
+  const digests = new Map<readonly string[], string>()
+  const ceiling = (c: readonly string[] | null): string | null => {
+    if (c === null) return null
+    let d = digests.get(c)
+    if (d === undefined) digests.set(c, (d = hash('sha256', JSON.stringify(c), 'hex')))
+    return d
+  }
+  const tuples = hops.map((h) => {
+    const t = [h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, ceiling(h.beforeCeiling), ceiling(h.afterCeiling), h.recordId]
+    if (recordStatus) t.push(h.recordId === null ? null : (recordStatus(h.recordId) ?? null))
+    return t
+  })
+  tuples.sort(compareTuples)
+  return createHash('sha256').update(JSON.stringify([operation, tuples])).digest('hex')
+}
+
+/** Field by field; null sorts first. */
+function compareTuples(x: Array<string | null>, y: Array<string | null>): number {
+  for (let i = 0; i < x.length; i++) {
+    const a = x[i]
+    const b = y[i]
+    if (a === b) continue
+    if (a === null) return -1
+    if (b === null) return 1
+    return a < b ? -1 : 1
+  }
+  return 0
 }

@@ -88,8 +88,24 @@ export interface PlannerFactsRow {
   deleted: boolean
 }
 
-/** The same with the config already read by the database (SQLite). */
-export type PlannerConfigFactsRow = Omit<PlannerFactsRow, 'config'> & {readable: boolean; appliedRole: string | null; assignMode: boolean}
+/**
+ * An agent as the delegation planner decides it, with its config already read (the joined
+ * SQLite read builds these directly; the planner's `agentFacts` builds them from a
+ * `PlannerFactsRow` elsewhere).
+ */
+export interface PlannerAgentFacts {
+  id: string
+  projectId: string
+  /** The recorded creator; null when the row names none. */
+  createdBy: {kind: string; id: string} | null
+  role: string
+  /** `config.applied.defaultAgentRole.value`, else the agent's role; null when the config is unreadable. */
+  appliedRole: string | null
+  /** Rule 1: the applied config has `defaultCloudIdentityMode` Assign with a service account ID. */
+  assignModeServiceAccount: boolean
+  configReadable: boolean
+  deleted: boolean
+}
 
 async function plannerFacts(db: Kysely<Database>, ids?: string[]): Promise<PlannerFactsRow[]> {
   let q = db.selectFrom('agents').select(['id', 'project_id', 'created_by_kind', 'created_by_id', 'role', 'config', 'deleted_at'])
@@ -164,50 +180,76 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     return plannerFacts(db, ids)
   },
   /**
-   * Every agent (deleted too) with what the delegation planner reads of its config, and every
-   * active edge of those agents, in ONE joined read on SQLite (null elsewhere: the planner then
-   * reads `listPlannerFacts` and the edges apart). The config is decided by SQLite's JSON
-   * functions instead of 100k configs crossing into JS; rows come back as value arrays. Same
-   * rules as the planner's `configFacts` (the delegation-planner test holds them together):
-   * unreadable = not valid JSON, not an object, or `applied` present and not an object. An
-   * agent with several active edges comes back once per edge; one with none, once.
+   * Every agent (deleted too) as the delegation planner decides it, and every active edge of
+   * those agents, in ONE joined read on SQLite (null elsewhere: the planner then reads
+   * `listPlannerFacts` and the edges apart). The config is decided by SQLite's JSON functions
+   * instead of 100k configs crossing into JS. Same rules as the planner's `configFacts` (the
+   * delegation-planner test holds them together): unreadable = not valid JSON, not an object,
+   * or `applied` present and not an object. An agent with several active edges comes back once
+   * per edge; one with none, once.
+   *
+   * Built for 100k agents: rows are visited as value arrays, and values an agent row almost
+   * always repeats come back as NULL (the edge's project and role when they equal the agent's,
+   * the creator when it is the edge's delegator, the applied role when it is the agent's role),
+   * so the creator shares the edge's delegator object and far fewer strings are made.
    */
-  async listPlannerWorld(): Promise<{agents: PlannerConfigFactsRow[]; edges: EdgeFacts[]} | null> {
+  async listPlannerWorld(): Promise<{agents: PlannerAgentFacts[]; edges: EdgeFacts[]} | null> {
     if (driver === 'postgres' || !arrays) return null
     const v = (path: string) => `case when json_valid(a.config) then json_extract(a.config, '$.applied.${path}.value') end`
     const t = (path: string) => `case when json_valid(a.config) then json_type(a.config, '$.applied.${path}.value') end`
-    const rows = await arrays(`
-      select a.id, a.project_id, a.created_by_kind, a.created_by_id, a.role, a.deleted_at is not null,
-        case when json_valid(a.config) and json_type(a.config) = 'object' and coalesce(json_type(a.config, '$.applied'), 'object') = 'object' then 1 else 0 end,
-        case when ${t('defaultAgentRole')} = 'text' then ${v('defaultAgentRole')} end,
-        case when ${v('defaultCloudIdentityMode')} = 'Assign' and ${t('defaultCloudIdentityServiceAccountId')} = 'text' and ${v('defaultCloudIdentityServiceAccountId')} <> '' then 1 else 0 end,
-        e.id, e.project_id, e.delegator_kind, e.delegator_id, e.role, e.provenance_version, e.source_credential_kind, e.ceiling, e.ceiling_policy, e.ceiling_project_id
-      from agents a left join delegation_edges e on e.delegate_agent_id = a.id and e.active = 1`)
-    const agents: PlannerConfigFactsRow[] = []
+    const sameCreator = `(a.created_by_id <> '' and a.created_by_kind = e.delegator_kind and a.created_by_id = e.delegator_id)`
+    const agents: PlannerAgentFacts[] = []
     const edges: EdgeFacts[] = []
     let last: string | null = null
-    for (const r of rows) {
-      const id = r[0] as string
-      // The join visits each agent's edges together (one index lookup per agent).
-      if (id !== last) {
-        agents.push({id, projectId: r[1] as string, createdByKind: r[2] as string, createdById: r[3] as string, role: r[4] as string, deleted: r[5] === 1, readable: r[6] === 1, appliedRole: r[7] as string | null, assignMode: r[8] === 1})
-        last = id
-      }
-      if (r[9] === null) continue
-      edges.push({
-        id: r[9] as string,
-        delegateAgentId: id,
-        projectId: r[10] as string,
-        delegator: {kind: r[11] as string, id: r[12] as string},
-        role: r[13] as string,
-        provenanceVersion: Number(r[14]),
-        sourceCredentialKind: r[15] as string | null,
-        ceiling: r[16] as string | null,
-        ceilingPolicy: r[17] as string | null,
-        ceilingProjectId: r[18] as string | null,
-        active: true,
-      })
-    }
+    await arrays(
+      `select a.id, a.project_id, a.role, a.deleted_at is not null,
+        case when json_valid(a.config) and json_type(a.config) = 'object' and coalesce(json_type(a.config, '$.applied'), 'object') = 'object' then 1 else 0 end,
+        case when ${t('defaultAgentRole')} = 'text' then nullif(${v('defaultAgentRole')}, a.role) end,
+        case when ${v('defaultCloudIdentityMode')} = 'Assign' and ${t('defaultCloudIdentityServiceAccountId')} = 'text' and ${v('defaultCloudIdentityServiceAccountId')} <> '' then 1 else 0 end,
+        coalesce(${sameCreator}, 0),
+        case when not coalesce(${sameCreator}, 0) then a.created_by_kind end,
+        case when not coalesce(${sameCreator}, 0) then a.created_by_id end,
+        e.id, nullif(e.project_id, a.project_id), e.delegator_kind, e.delegator_id, nullif(e.role, a.role),
+        e.provenance_version, e.source_credential_kind, e.ceiling, e.ceiling_policy, e.ceiling_project_id
+      from agents a left join delegation_edges e on e.delegate_agent_id = a.id and e.active = 1`,
+      [],
+      (r) => {
+        const id = r[0] as string
+        const projectId = r[1] as string
+        const role = r[2] as string
+        const delegator = r[10] === null ? null : {kind: r[12] as string, id: r[13] as string}
+        // The join visits each agent's edges together (one index lookup per agent).
+        if (id !== last) {
+          const readable = r[4] === 1
+          const createdById = r[9] as string | null
+          agents.push({
+            id,
+            projectId,
+            createdBy: r[7] === 1 ? delegator : createdById ? {kind: r[8] as string, id: createdById} : null,
+            role,
+            appliedRole: readable ? ((r[5] as string | null) ?? role) : null,
+            assignModeServiceAccount: readable && r[6] === 1,
+            configReadable: readable,
+            deleted: r[3] === 1,
+          })
+          last = id
+        }
+        if (delegator === null) return
+        edges.push({
+          id: r[10] as string,
+          delegateAgentId: id,
+          projectId: (r[11] as string | null) ?? projectId,
+          delegator,
+          role: (r[14] as string | null) ?? role,
+          provenanceVersion: Number(r[15]),
+          sourceCredentialKind: r[16] as string | null,
+          ceiling: r[17] as string | null,
+          ceilingPolicy: r[18] as string | null,
+          ceilingProjectId: r[19] as string | null,
+          active: true,
+        })
+      },
+    )
     return {agents, edges}
   },
   async update(id: string, patch: AgentPatch, now: string): Promise<AgentRecord | null> {
