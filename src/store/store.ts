@@ -42,7 +42,7 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: Arra
   projectAnnotations: projectAnnotationsRepo(db),
   audit: auditRepo(db),
   delegationEdges: delegationEdgesRepo(db),
-  delegationAdoptions: delegationAdoptionsRepo(db),
+  delegationAdoptions: delegationAdoptionsRepo(db, arrays),
   locks: locksRepo(db, driver),
 })
 

@@ -136,10 +136,9 @@ describeEachDialect('delegation planner over the legacy fixture', (dialect) => {
     }
   })
 
-  it('the joined read (SQLite) builds the same world as the agents and their edges read apart', async () => {
-    // Shapes the joined read folds or repeats: an edge whose role differs from its agent's, a
-    // creator with an empty ID, a creator that is not the edge's delegator, a second active
-    // edge in another project.
+  it('the bulk read (SQLite: value arrays, interned texts) builds the same world as the portable reads', async () => {
+    // Odd shapes: an edge whose role differs from its agent's, a creator with an empty ID, a
+    // creator that is not the edge's delegator, a second active edge in another project.
     const live = [...world.agents.values()].filter((a) => !a.deleted && world.activeEdges.get(a.id)?.length === 1)
     const [roleDiffers, emptyCreator, otherCreator, twoEdges] = live
     const raw = await createDb({driver: target.driver, url: target.url})

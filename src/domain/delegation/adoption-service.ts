@@ -55,19 +55,29 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
   if (scope.projectId !== undefined) scope = {...scope, projectId: await projectIdOf(repos, scope.projectId)}
   const [world, records] = await Promise.all([loadWorld(repos), repos.delegationAdoptions.originalEdgeIndex()])
   const planned = planAdoption(world, scope)
-  const open = new Map<string, {id: string}>()
-  const named = new Map<string, {id: string; createdAt: string}>()
-  const statusOf = new Map(records.map((r) => [r.id, r.status]))
+  // Only records naming a planned edge matter; after start-up adoption that is almost none of
+  // them (they name the version-0 rows adoption deactivated), so no map of every record is kept.
+  const plannedEdges = new Set<string>()
+  for (const h of planned) if (h.edgeId) plannedEdges.add(h.edgeId)
+  type Rec = {id: string; status: string; createdAt: string}
+  const open = new Map<string, Rec>()
+  const named = new Map<string, Rec>()
   // Rows come in no fixed order: ties are broken by ID so two plans of one state name the same record.
-  const later = (a: {id: string; createdAt: string}, b: {id: string; createdAt: string}) => a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id)
+  const later = (a: Rec, b: Rec) => a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id)
   for (const r of records) {
+    if (!plannedEdges.has(r.originalEdgeId)) continue
     const o = open.get(r.originalEdgeId)
     if (OPEN.has(r.status) && (!o || r.id < o.id)) open.set(r.originalEdgeId, r)
     const n = named.get(r.originalEdgeId)
     if (!n || later(r, n)) named.set(r.originalEdgeId, r)
   }
+  const statusOf = new Map<string, string>()
   // Set in place: planned hops compute their fingerprint on demand, which a copy would lose.
-  for (const h of planned) h.recordId = h.edgeId ? ((open.get(h.edgeId) ?? named.get(h.edgeId))?.id ?? null) : null
+  for (const h of planned) {
+    const r = h.edgeId ? (open.get(h.edgeId) ?? named.get(h.edgeId)) : undefined
+    h.recordId = r ? r.id : null
+    if (r) statusOf.set(r.id, r.status)
+  }
   const hops = planned.map(hopView)
   return {planned, hops, open, fingerprint: planFingerprint('adopt', hops, (id) => statusOf.get(id))}
 }

@@ -32,7 +32,11 @@ export function parseCeiling(raw: string | null): string[] | null {
   return [...(v as string[])].sort()
 }
 
-export function classifyEdge(e: EdgeFacts): EdgeClass {
+/**
+ * `parse` reads the ceiling text; the planner passes one that remembers each distinct text, as
+ * a plan over 100k adopted edges sees only a handful of them.
+ */
+export function classifyEdge(e: EdgeFacts, parse: (raw: string | null) => string[] | null = parseCeiling): EdgeClass {
   if (e.provenanceVersion === 0) {
     const clean = e.sourceCredentialKind === null && e.ceiling === null && e.ceilingPolicy === null && e.ceilingProjectId === null
     return clean ? {kind: 'unrecorded'} : {kind: 'malformed_provenance'}
@@ -42,7 +46,7 @@ export function classifyEdge(e: EdgeFacts): EdgeClass {
   const adopted = e.sourceCredentialKind === ADOPTED_SOURCE_KIND
   // An adopted row must carry the V1 mark bound to its own project; a recorded one carries none.
   if (adopted ? e.ceilingPolicy !== POLICY_V1_NAME || e.ceilingProjectId !== e.projectId : e.ceilingPolicy !== null) return {kind: 'malformed_provenance'}
-  const ceiling = parseCeiling(e.ceiling)
+  const ceiling = parse(e.ceiling)
   if (!ceiling) return {kind: 'malformed_ceiling'}
   return adopted ? {kind: 'recognized', ceiling} : {kind: 'recorded', ceiling}
 }

@@ -2,7 +2,7 @@ import {createHash, hash} from 'node:crypto'
 import type {Repos} from '../../store/store.js'
 import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
 import type {PlannerAgentFacts, PlannerFactsRow} from '../../store/repositories/agents.js'
-import {classifyEdge, edgeFingerprint} from './edge-class.js'
+import {classifyEdge, edgeFingerprint, parseCeiling} from './edge-class.js'
 import {BACKFILL_SENTINEL, POLICY_V1, policyV1Ceiling} from './policy-v1.js'
 import {MAX_WALK_DEPTH, type ExclusionReason, type Hop, type Outcome} from './types.js'
 
@@ -135,12 +135,16 @@ function pathRule(world: World, a: AgentFacts, e: EdgeFacts): ExclusionReason | 
 
 /**
  * Ceilings of one plan, interned: the few distinct ceilings a plan has are built once and
- * shared (frozen) by every hop that carries them, and each V1 ceiling is computed once per
- * (edge role, applied role, rule 1, parent ceiling).
+ * shared (frozen) by every hop that carries them. Each stored ceiling text is parsed once, each
+ * V1 ceiling computed once per (edge role, applied role, rule 1, parent ceiling), and each
+ * "above policy" verdict once per (ceiling, role, rule 1): a plan over 100k adopted edges sees a
+ * handful of each.
  */
 function ceilingCache() {
   const interned = new Map<string, readonly string[]>()
+  const parsed = new Map<string, readonly string[] | null>()
   const v1 = new Map<readonly string[] | null, Map<string, readonly string[] | null>>()
+  const above = new Map<readonly string[], Map<string, boolean>>()
   const intern = (c: readonly string[]): readonly string[] => {
     const key = c.join(',')
     let hit = interned.get(key)
@@ -148,7 +152,16 @@ function ceilingCache() {
     return hit
   }
   return {
-    intern,
+    /** `parseCeiling`, remembered per text; the array it gives is interned. */
+    parse(raw: string | null): string[] | null {
+      if (raw === null) return null
+      let hit = parsed.get(raw)
+      if (hit === undefined) {
+        const c = parseCeiling(raw)
+        parsed.set(raw, (hit = c && intern(c)))
+      }
+      return hit as string[] | null
+    },
     policy(edgeRole: string, appliedRole: string, sa: boolean, parent: readonly string[] | null): readonly string[] | null {
       let byParent = v1.get(parent)
       if (!byParent) v1.set(parent, (byParent = new Map()))
@@ -158,6 +171,18 @@ function ceilingCache() {
         byParent.set(key, c && intern(c))
       }
       return byParent.get(key)!
+    },
+    /** A recognized ceiling holds IDs beyond the V1 row of the edge's role (plus rule 1 when the config has it). */
+    abovePolicy(ceiling: readonly string[], edgeRole: string, sa: boolean): boolean {
+      let byKey = above.get(ceiling)
+      if (!byKey) above.set(ceiling, (byKey = new Map()))
+      const key = `${edgeRole}|${sa}`
+      let hit = byKey.get(key)
+      if (hit === undefined) {
+        const row = POLICY_V1[edgeRole] ?? []
+        byKey.set(key, (hit = ceiling.some((p) => !row.includes(p) && !(sa && SA_PERMISSIONS.includes(p)))))
+      }
+      return hit
     },
   }
 }
@@ -209,8 +234,8 @@ function decide(world: World, step: Step, parent: PlannedHop | null, ceilings: C
   const {agent: a, edge: e} = step
   if (typeof e === 'string') return excluded(a, null, 0, e)
   const depth = parent ? parent.depth + 1 : e.delegator.kind === 'agent' ? 1 : 0
-  const c = classifyEdge(e)
-  const before = c.kind === 'recorded' || c.kind === 'recognized' ? ceilings.intern(c.ceiling) : null
+  const c = classifyEdge(e, ceilings.parse)
+  const before = c.kind === 'recorded' || c.kind === 'recognized' ? c.ceiling : null
   const path = pathRule(world, a, e)
   if (path) return excluded(a, e, depth, path, before)
   if (parent && isExcluded(parent)) return excluded(a, e, depth, 'ancestor_excluded', before)
@@ -219,12 +244,7 @@ function decide(world: World, step: Step, parent: PlannedHop | null, ceilings: C
   if (c.kind === 'unknown_version') return excluded(a, e, depth, 'unknown_provenance_version')
   if (c.kind === 'malformed_provenance' || c.kind === 'malformed_ceiling') return excluded(a, e, depth, c.kind)
   if (c.kind === 'recorded') return newHop(a, e, depth, 'recorded', null, before)
-  if (c.kind === 'recognized') {
-    // Above policy: IDs beyond the V1 row of the edge's role (plus rule 1 when the config has it).
-    const row = POLICY_V1[e.role] ?? []
-    const above = c.ceiling.some((p) => !row.includes(p) && !(a.assignModeServiceAccount && SA_PERMISSIONS.includes(p)))
-    return newHop(a, e, depth, above ? 'recognized_above_policy' : 'recognized', null, before)
-  }
+  if (c.kind === 'recognized') return newHop(a, e, depth, ceilings.abovePolicy(c.ceiling, e.role, a.assignModeServiceAccount) ? 'recognized_above_policy' : 'recognized', null, before)
   // Unrecorded: only now do the role and the config matter (they pick the V1 ceiling).
   const role = roleRule(e.role, a.appliedRole)
   if (role) return excluded(a, e, depth, role)

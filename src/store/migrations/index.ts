@@ -10,6 +10,7 @@ import * as m0008 from './0008-delegation-edges.js'
 import * as m0009 from './0009-delegation-adoptions.js'
 import * as m0010 from './0010-broker-nonces.js'
 import * as m0011 from './0011-user-hub-roles.js'
+import * as m0012 from './0012-adoption-original-covering.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009-delegation-adoptions': m0009,
   '0010-broker-nonces': m0010,
   '0011-user-hub-roles': m0011,
+  '0012-adoption-original-covering': m0012,
 }

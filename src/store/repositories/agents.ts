@@ -180,72 +180,72 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     return plannerFacts(db, ids)
   },
   /**
-   * Every agent (deleted too) as the delegation planner decides it, and every active edge of
-   * those agents, in ONE joined read on SQLite (null elsewhere: the planner then reads
-   * `listPlannerFacts` and the edges apart). The config is decided by SQLite's JSON functions
-   * instead of 100k configs crossing into JS. Same rules as the planner's `configFacts` (the
-   * delegation-planner test holds them together): unreadable = not valid JSON, not an object,
-   * or `applied` present and not an object. An agent with several active edges comes back once
-   * per edge; one with none, once.
+   * Every agent (deleted too) as the delegation planner decides it, and every active edge, on
+   * SQLite (null elsewhere: the planner then reads `listPlannerFacts` and the edges apart). The
+   * config is decided by SQLite's JSON functions instead of 100k configs crossing into JS. Same
+   * rules as the planner's `configFacts` (the delegation-planner test holds them together):
+   * unreadable = not valid JSON, not an object, or `applied` present and not an object.
    *
-   * Built for 100k agents: rows are visited as value arrays, and values an agent row almost
-   * always repeats come back as NULL (the edge's project and role when they equal the agent's,
-   * the creator when it is the edge's delegator, the applied role when it is the agent's role),
-   * so the creator shares the edge's delegator object and far fewer strings are made.
+   * Built for 100k agents: two table scans visited as value arrays (a join walks the edges in
+   * index order, which costs more than both scans once adoption has rewritten the edges), and
+   * the applied role comes back NULL when it is the agent's role. Values with few distinct texts
+   * (projects, roles, kinds, ceilings) are interned, so 100k copies die young and the planner
+   * compares and hashes one string each.
    */
   async listPlannerWorld(): Promise<{agents: PlannerAgentFacts[]; edges: EdgeFacts[]} | null> {
     if (driver === 'postgres' || !arrays) return null
-    const v = (path: string) => `case when json_valid(a.config) then json_extract(a.config, '$.applied.${path}.value') end`
-    const t = (path: string) => `case when json_valid(a.config) then json_type(a.config, '$.applied.${path}.value') end`
-    const sameCreator = `(a.created_by_id <> '' and a.created_by_kind = e.delegator_kind and a.created_by_id = e.delegator_id)`
+    const v = (path: string) => `case when json_valid(config) then json_extract(config, '$.applied.${path}.value') end`
+    const t = (path: string) => `case when json_valid(config) then json_type(config, '$.applied.${path}.value') end`
     const agents: PlannerAgentFacts[] = []
     const edges: EdgeFacts[] = []
-    let last: string | null = null
+    const texts = new Map<string, string>()
+    const intern = <T extends string | null>(s: T): T => {
+      if (s === null) return s
+      const hit = texts.get(s)
+      if (hit !== undefined) return hit as T
+      texts.set(s, s)
+      return s
+    }
     await arrays(
-      `select a.id, a.project_id, a.role, a.deleted_at is not null,
-        case when json_valid(a.config) and json_type(a.config) = 'object' and coalesce(json_type(a.config, '$.applied'), 'object') = 'object' then 1 else 0 end,
-        case when ${t('defaultAgentRole')} = 'text' then nullif(${v('defaultAgentRole')}, a.role) end,
+      `select id, project_id, role, deleted_at is not null,
+        case when json_valid(config) and json_type(config) = 'object' and coalesce(json_type(config, '$.applied'), 'object') = 'object' then 1 else 0 end,
+        case when ${t('defaultAgentRole')} = 'text' then nullif(${v('defaultAgentRole')}, role) end,
         case when ${v('defaultCloudIdentityMode')} = 'Assign' and ${t('defaultCloudIdentityServiceAccountId')} = 'text' and ${v('defaultCloudIdentityServiceAccountId')} <> '' then 1 else 0 end,
-        coalesce(${sameCreator}, 0),
-        case when not coalesce(${sameCreator}, 0) then a.created_by_kind end,
-        case when not coalesce(${sameCreator}, 0) then a.created_by_id end,
-        e.id, nullif(e.project_id, a.project_id), e.delegator_kind, e.delegator_id, nullif(e.role, a.role),
-        e.provenance_version, e.source_credential_kind, e.ceiling, e.ceiling_policy, e.ceiling_project_id
-      from agents a left join delegation_edges e on e.delegate_agent_id = a.id and e.active = 1`,
+        created_by_kind, created_by_id
+      from agents`,
       [],
       (r) => {
-        const id = r[0] as string
-        const projectId = r[1] as string
-        const role = r[2] as string
-        const delegator = r[10] === null ? null : {kind: r[12] as string, id: r[13] as string}
-        // The join visits each agent's edges together (one index lookup per agent).
-        if (id !== last) {
-          const readable = r[4] === 1
-          const createdById = r[9] as string | null
-          agents.push({
-            id,
-            projectId,
-            createdBy: r[7] === 1 ? delegator : createdById ? {kind: r[8] as string, id: createdById} : null,
-            role,
-            appliedRole: readable ? ((r[5] as string | null) ?? role) : null,
-            assignModeServiceAccount: readable && r[6] === 1,
-            configReadable: readable,
-            deleted: r[3] === 1,
-          })
-          last = id
-        }
-        if (delegator === null) return
+        const role = intern(r[2] as string)
+        const readable = r[4] === 1
+        const createdById = r[8] as string | null
+        agents.push({
+          id: r[0] as string,
+          projectId: intern(r[1] as string),
+          createdBy: createdById ? {kind: intern(r[7] as string), id: createdById} : null,
+          role,
+          appliedRole: readable ? (intern(r[5] as string | null) ?? role) : null,
+          assignModeServiceAccount: readable && r[6] === 1,
+          configReadable: readable,
+          deleted: r[3] === 1,
+        })
+      },
+    )
+    await arrays(
+      `select id, delegate_agent_id, project_id, delegator_kind, delegator_id, role, provenance_version, source_credential_kind, ceiling, ceiling_policy, ceiling_project_id
+      from delegation_edges where active = 1`,
+      [],
+      (r) => {
         edges.push({
-          id: r[10] as string,
-          delegateAgentId: id,
-          projectId: (r[11] as string | null) ?? projectId,
-          delegator,
-          role: (r[14] as string | null) ?? role,
-          provenanceVersion: Number(r[15]),
-          sourceCredentialKind: r[16] as string | null,
-          ceiling: r[17] as string | null,
-          ceilingPolicy: r[18] as string | null,
-          ceilingProjectId: r[19] as string | null,
+          id: r[0] as string,
+          delegateAgentId: r[1] as string,
+          projectId: intern(r[2] as string),
+          delegator: {kind: intern(r[3] as string), id: r[4] as string},
+          role: intern(r[5] as string),
+          provenanceVersion: Number(r[6]),
+          sourceCredentialKind: intern(r[7] as string | null),
+          ceiling: intern(r[8] as string | null),
+          ceilingPolicy: intern(r[9] as string | null),
+          ceilingProjectId: intern(r[10] as string | null),
           active: true,
         })
       },

@@ -1,5 +1,6 @@
 import type {Kysely, Selectable} from 'kysely'
 import type {Database, DelegationAdoptionsTable} from '../schema.js'
+import type {ArrayReader} from '../store.js'
 
 /** An adoption record (CONTRACT.md "Adoption record"), plus the hop depth used to go top-down. */
 export interface AdoptionRecord {
@@ -96,7 +97,7 @@ const toRow = (a: NewAdoption): Selectable<DelegationAdoptionsTable> => ({
 // 19 columns a row: stay under SQLite's bound-parameter limit.
 const BATCH = 400
 
-export const delegationAdoptionsRepo = (db: Kysely<Database>) => {
+export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReader = null) => {
   const filtered = (f: AdoptionFilter) => {
     let q = db.selectFrom('delegation_adoptions')
     if (f.status) q = q.where('status', '=', f.status)
@@ -137,7 +138,18 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>) => {
       return Object.fromEntries(rows.map((r) => [r.reason as string, Number(r.n)]))
     },
     /** Which records name which original edge, lean (the admin plan and status read every record). */
+    /** Every record naming an original edge; on SQLite read as value arrays (a full preview reads 100k). */
     async originalEdgeIndex(): Promise<Array<{id: string; status: string; originalEdgeId: string; createdAt: string}>> {
+      if (arrays) {
+        const out: Array<{id: string; status: string; originalEdgeId: string; createdAt: string}> = []
+        const statuses = new Map<string, string>()
+        await arrays('select id, status, original_edge_id, created_at from delegation_adoptions where original_edge_id is not null', [], (r) => {
+          // Statuses are few: one string each instead of one per record.
+          const status = r[1] as string
+          out.push({id: r[0] as string, status: statuses.get(status) ?? (statuses.set(status, status), status), originalEdgeId: r[2] as string, createdAt: r[3] as string})
+        })
+        return out
+      }
       const rows = await db.selectFrom('delegation_adoptions').select(['id', 'status', 'original_edge_id', 'created_at']).where('original_edge_id', 'is not', null).execute()
       return rows.map((r) => ({id: r.id, status: r.status, originalEdgeId: r.original_edge_id as string, createdAt: r.created_at}))
     },
