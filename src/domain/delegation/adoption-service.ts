@@ -29,20 +29,6 @@ export interface StatusQuery {
 /** Records as the API shows them (CONTRACT.md "Adoption record"): no depth, no update time. */
 const recordView = ({depth: _d, updatedAt: _u, ...r}: AdoptionRecord): AdoptionRecordDto => r
 
-/** A planned hop as the API shows it (CONTRACT.md "Hop"). */
-const hopView = (h: PlannedHop): Hop => ({
-  edgeId: h.edgeId,
-  agentId: h.agentId,
-  projectId: h.projectId,
-  outcome: h.outcome,
-  reason: h.reason,
-  delegator: h.delegator,
-  role: h.role,
-  beforeCeiling: h.beforeCeiling,
-  afterCeiling: h.afterCeiling,
-  recordId: h.recordId,
-})
-
 /** Start-up records whose hop is still to be written (an admin commit may adopt them). */
 const OPEN = new Set(['pending', 'skipped_changed'])
 
@@ -78,7 +64,8 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
     h.recordId = r ? r.id : null
     if (r) statusOf.set(r.id, r.status)
   }
-  const hops = planned.map(hopView)
+  // A planned hop's own fields are the API's hop (PlannedHopOf), so the hops are sent as they are.
+  const hops: Hop[] = planned
   return {planned, hops, open, fingerprint: planFingerprint('adopt', hops, (id) => statusOf.get(id))}
 }
 

@@ -84,6 +84,8 @@ const childCeiling = (h: PlannedHop): readonly string[] | null => (h.outcome ===
 interface Step {
   agent: AgentFacts
   edge: EdgeFacts | ExclusionReason
+  /** The agent the edge names as delegator, when it names an agent that exists. */
+  delegatorAgent: AgentFacts | undefined
   parent: AgentFacts | null
 }
 
@@ -110,16 +112,15 @@ function edgeOf(world: World, a: AgentFacts): EdgeFacts | ExclusionReason {
 /** The step of an agent: the agent delegator is followed when present, not deleted, same project. */
 function stepOf(world: World, a: AgentFacts): Step {
   const edge = edgeOf(world, a)
-  if (typeof edge === 'string' || edge.delegator.kind !== 'agent') return {agent: a, edge, parent: null}
+  if (typeof edge === 'string' || edge.delegator.kind !== 'agent') return {agent: a, edge, delegatorAgent: undefined, parent: null}
   const p = world.agents.get(edge.delegator.id)
-  return {agent: a, edge, parent: p && !p.deleted && p.projectId === a.projectId ? p : null}
+  return {agent: a, edge, delegatorAgent: p, parent: p && !p.deleted && p.projectId === a.projectId ? p : null}
 }
 
 /** Rules before the ancestor rule (scope, delegator type, root, parent); null when they pass. */
-function pathRule(world: World, a: AgentFacts, e: EdgeFacts): ExclusionReason | null {
+function pathRule(world: World, a: AgentFacts, e: EdgeFacts, p: AgentFacts | undefined): ExclusionReason | null {
   const d = e.delegator
   if (d.kind === 'agent') {
-    const p = world.agents.get(d.id)
     if (p && p.projectId !== a.projectId) return 'scope_mismatch'
     if (!p) return 'parent_missing'
     if (p.deleted) return 'parent_deleted'
@@ -143,8 +144,9 @@ function pathRule(world: World, a: AgentFacts, e: EdgeFacts): ExclusionReason | 
 function ceilingCache() {
   const interned = new Map<string, readonly string[]>()
   const parsed = new Map<string, readonly string[] | null>()
-  const v1 = new Map<readonly string[] | null, Map<string, readonly string[] | null>>()
-  const above = new Map<readonly string[], Map<string, boolean>>()
+  // Keyed by nested maps (no key string built per hop): parent ceiling → edge role → applied role → rule 1.
+  const v1 = new Map<readonly string[] | null, Map<string, Map<string, [readonly string[] | null | undefined, readonly string[] | null | undefined]>>>()
+  const above = new Map<readonly string[], Map<string, [boolean | undefined, boolean | undefined]>>()
   const intern = (c: readonly string[]): readonly string[] => {
     const key = c.join(',')
     let hit = interned.get(key)
@@ -163,24 +165,31 @@ function ceilingCache() {
       return hit as string[] | null
     },
     policy(edgeRole: string, appliedRole: string, sa: boolean, parent: readonly string[] | null): readonly string[] | null {
-      let byParent = v1.get(parent)
-      if (!byParent) v1.set(parent, (byParent = new Map()))
-      const key = `${edgeRole}|${appliedRole}|${sa}`
-      if (!byParent.has(key)) {
+      let byEdgeRole = v1.get(parent)
+      if (!byEdgeRole) v1.set(parent, (byEdgeRole = new Map()))
+      let byApplied = byEdgeRole.get(edgeRole)
+      if (!byApplied) byEdgeRole.set(edgeRole, (byApplied = new Map()))
+      let bySa = byApplied.get(appliedRole)
+      if (!bySa) byApplied.set(appliedRole, (bySa = [undefined, undefined]))
+      const i = sa ? 1 : 0
+      let hit = bySa[i]
+      if (hit === undefined) {
         const c = policyV1Ceiling({edgeRole, appliedRole, assignModeServiceAccount: sa, parentCeiling: parent})
-        byParent.set(key, c && intern(c))
+        bySa[i] = hit = c && intern(c)
       }
-      return byParent.get(key)!
+      return hit
     },
     /** A recognized ceiling holds IDs beyond the V1 row of the edge's role (plus rule 1 when the config has it). */
     abovePolicy(ceiling: readonly string[], edgeRole: string, sa: boolean): boolean {
-      let byKey = above.get(ceiling)
-      if (!byKey) above.set(ceiling, (byKey = new Map()))
-      const key = `${edgeRole}|${sa}`
-      let hit = byKey.get(key)
+      let byRole = above.get(ceiling)
+      if (!byRole) above.set(ceiling, (byRole = new Map()))
+      let bySa = byRole.get(edgeRole)
+      if (!bySa) byRole.set(edgeRole, (bySa = [undefined, undefined]))
+      const i = sa ? 1 : 0
+      let hit = bySa[i]
       if (hit === undefined) {
         const row = POLICY_V1[edgeRole] ?? []
-        byKey.set(key, (hit = ceiling.some((p) => !row.includes(p) && !(sa && SA_PERMISSIONS.includes(p)))))
+        bySa[i] = hit = ceiling.some((p) => !row.includes(p) && !(sa && SA_PERMISSIONS.includes(p)))
       }
       return hit
     },
@@ -191,30 +200,39 @@ type Ceilings = ReturnType<typeof ceilingCache>
 /**
  * A planned hop. Its edge fingerprint is computed on first read and kept: a preview never shows
  * it and 100k SHA-256s are a tenth of a full preview, while the writes that need it (start-up
- * records, commits) read it. The edge is held in a private field, so spreading or serialising
- * a hop never carries it (nor the fingerprint: read it explicitly).
+ * records, commits) read it. The edge and the depth are private (read through getters), so a
+ * hop serialises as exactly the API's hop and a preview sends the planner's hops without a copy;
+ * spreading a hop drops them too (read them explicitly).
  */
 class PlannedHopOf implements PlannedHop {
+  // Own fields are exactly the API's hop (CONTRACT.md "Hop"), in its order: a hop is sent as it is.
   readonly edgeId: string | null
+  readonly agentId: string
+  readonly projectId: string
+  readonly outcome: Outcome
+  readonly reason: ExclusionReason | null
   readonly delegator: {kind: string; id: string} | null
   readonly role: string | null
+  readonly beforeCeiling: string[] | null
   afterCeiling: string[] | null = null
   recordId: string | null = null
+  readonly #depth: number
   readonly #edge: EdgeFacts | null
   #fingerprint: string | null | undefined
-  constructor(
-    readonly agentId: string,
-    readonly projectId: string,
-    readonly outcome: Outcome,
-    readonly reason: ExclusionReason | null,
-    readonly depth: number,
-    readonly beforeCeiling: string[] | null,
-    edge: EdgeFacts | null,
-  ) {
+  constructor(a: AgentFacts, edge: EdgeFacts | null, depth: number, outcome: Outcome, reason: ExclusionReason | null, before: string[] | null) {
     this.edgeId = edge ? edge.id : null
+    this.agentId = a.id
+    this.projectId = a.projectId
+    this.outcome = outcome
+    this.reason = reason
     this.delegator = edge ? edge.delegator : null
     this.role = edge ? edge.role : null
+    this.beforeCeiling = before
+    this.#depth = depth
     this.#edge = edge
+  }
+  get depth(): number {
+    return this.#depth
   }
   get beforeFingerprint(): string | null {
     if (this.#fingerprint === undefined) this.#fingerprint = this.#edge ? edgeFingerprint(this.#edge) : null
@@ -223,7 +241,7 @@ class PlannedHopOf implements PlannedHop {
 }
 
 function newHop(a: AgentFacts, e: EdgeFacts | null, depth: number, outcome: Outcome, reason: ExclusionReason | null, before: readonly string[] | null): PlannedHop {
-  return new PlannedHopOf(a.id, a.projectId, outcome, reason, depth, before as string[] | null, e)
+  return new PlannedHopOf(a, e, depth, outcome, reason, before as string[] | null)
 }
 
 const excluded = (a: AgentFacts, e: EdgeFacts | null, depth: number, reason: ExclusionReason, before: readonly string[] | null = null): PlannedHop =>
@@ -236,7 +254,7 @@ function decide(world: World, step: Step, parent: PlannedHop | null, ceilings: C
   const depth = parent ? parent.depth + 1 : e.delegator.kind === 'agent' ? 1 : 0
   const c = classifyEdge(e, ceilings.parse)
   const before = c.kind === 'recorded' || c.kind === 'recognized' ? c.ceiling : null
-  const path = pathRule(world, a, e)
+  const path = pathRule(world, a, e, step.delegatorAgent)
   if (path) return excluded(a, e, depth, path, before)
   if (parent && isExcluded(parent)) return excluded(a, e, depth, 'ancestor_excluded', before)
   if (depth >= MAX_WALK_DEPTH) return excluded(a, e, depth, 'too_deep', before)
@@ -321,30 +339,31 @@ export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] 
  * record: a revert reactivates the very row an adopt plan named, so only the record's status
  * tells a plan committed before the revert from a new one (SPEC "Commit effects" 5).
  *
- * A full preview fingerprints every live agent's hop, so this is built for 100k hops: a ceiling
- * enters its tuple as the SHA-256 of its JSON, computed once per distinct array (the planner
- * shares them); the tuples are sorted field by field (a total order, so any order of the same
- * hops gives the same sequence) and serialised in one call.
+ * A full preview fingerprints every live agent's hop, so this is built for 100k hops: the
+ * distinct ceilings enter once, as the sorted list of their SHA-256s, and each hop names its
+ * ceilings by their place in that list (the planner shares ceiling arrays, so each is hashed
+ * once); the tuples are sorted field by field (a total order, so any order of the same hops
+ * gives the same sequence) and serialised in one call.
  */
 export function planFingerprint(operation: 'adopt' | 'revert', hops: Hop[], recordStatus?: (recordId: string) => string | undefined): string {
-  const digests = new Map<readonly string[], string>()
-  const ceiling = (c: readonly string[] | null): string | null => {
-    if (c === null) return null
-    let d = digests.get(c)
-    if (d === undefined) digests.set(c, (d = hash('sha256', JSON.stringify(c), 'hex')))
-    return d
+  const digestOf = new Map<readonly string[], string>()
+  for (const h of hops) {
+    for (const c of [h.beforeCeiling, h.afterCeiling]) if (c !== null && !digestOf.has(c)) digestOf.set(c, hash('sha256', JSON.stringify(c), 'hex'))
   }
+  const digests = [...new Set(digestOf.values())].sort()
+  const placeOfDigest = new Map(digests.map((d, i) => [d, i]))
+  const place = new Map([...digestOf].map(([c, d]) => [c, placeOfDigest.get(d)!]))
   const tuples = hops.map((h) => {
-    const t = [h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, ceiling(h.beforeCeiling), ceiling(h.afterCeiling), h.recordId]
+    const t: Array<string | number | null> = [h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, h.beforeCeiling && place.get(h.beforeCeiling)!, h.afterCeiling && place.get(h.afterCeiling)!, h.recordId]
     if (recordStatus) t.push(h.recordId === null ? null : (recordStatus(h.recordId) ?? null))
     return t
   })
   tuples.sort(compareTuples)
-  return createHash('sha256').update(JSON.stringify([operation, tuples])).digest('hex')
+  return createHash('sha256').update(JSON.stringify([operation, digests, tuples])).digest('hex')
 }
 
 /** Field by field; null sorts first. */
-function compareTuples(x: Array<string | null>, y: Array<string | null>): number {
+function compareTuples(x: Array<string | number | null>, y: Array<string | number | null>): number {
   for (let i = 0; i < x.length; i++) {
     const a = x[i]
     const b = y[i]
