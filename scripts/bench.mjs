@@ -4,7 +4,8 @@ import {spawnSync} from 'node:child_process'
 import {fileURLToPath} from 'node:url'
 
 const dir = fileURLToPath(new URL('./bench/', import.meta.url))
-const available = readdirSync(dir).filter((f) => f.endsWith('.mjs')).map((f) => f.slice(0, -4)).sort()
+// lib.mjs holds helpers the benches share; it is not a bench.
+const available = readdirSync(dir).filter((f) => f.endsWith('.mjs') && f !== 'lib.mjs').map((f) => f.slice(0, -4)).sort()
 const [name, ...args] = process.argv.slice(2)
 if (!name || !available.includes(name)) {
   process.stderr.write(`usage: npm run bench -- <name>\navailable: ${available.join(', ') || '(none)'}\n`)

@@ -58,12 +58,12 @@ export function agentFacts(r: PlannerFactsRow): AgentFacts {
 
 /**
  * Loads everything the planner reads in bulk: lean columns, no timestamps. On SQLite agents and
- * their active edges come in one joined read with the config read by SQLite itself; elsewhere
- * in two reads with the config parsed here.
+ * active edges are read as value arrays with the config read by SQLite itself
+ * (`listPlannerWorld`); elsewhere through the query builder with the config parsed here.
  */
 export async function loadWorld(repos: Repos): Promise<World> {
-  const joined = await repos.agents.listPlannerWorld()
-  const [facts, edges] = joined ? [joined.agents, joined.edges] : await Promise.all([repos.agents.listPlannerFacts().then((rows) => rows.map(agentFacts)), repos.delegationEdges.listActiveFacts()])
+  const bulk = await repos.agents.listPlannerWorld()
+  const [facts, edges] = bulk ? [bulk.agents, bulk.edges] : await Promise.all([repos.agents.listPlannerFacts().then((rows) => rows.map(agentFacts)), repos.delegationEdges.listActiveFacts()])
   const users = await repos.users.statuses()
   const agents = new Map<string, AgentFacts>()
   for (const a of facts) agents.set(a.id, a)
