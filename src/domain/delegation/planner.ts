@@ -145,8 +145,8 @@ function ceilingCache() {
   const interned = new Map<string, readonly string[]>()
   const parsed = new Map<string, readonly string[] | null>()
   // Keyed by nested maps (no key string built per hop): parent ceiling → edge role → applied role → rule 1.
-  const v1 = new Map<readonly string[] | null, Map<string, Map<string, [readonly string[] | null | undefined, readonly string[] | null | undefined]>>>()
-  const above = new Map<readonly string[], Map<string, [boolean | undefined, boolean | undefined]>>()
+  const v1 = new Map<readonly string[] | null, Map<string, Map<string, Pair<readonly string[] | null>>>>()
+  const above = new Map<readonly string[], Map<string, Pair<boolean>>>()
   const intern = (c: readonly string[]): readonly string[] => {
     const key = c.join(',')
     let hit = interned.get(key)
@@ -165,35 +165,36 @@ function ceilingCache() {
       return hit as string[] | null
     },
     policy(edgeRole: string, appliedRole: string, sa: boolean, parent: readonly string[] | null): readonly string[] | null {
-      let byEdgeRole = v1.get(parent)
-      if (!byEdgeRole) v1.set(parent, (byEdgeRole = new Map()))
-      let byApplied = byEdgeRole.get(edgeRole)
-      if (!byApplied) byEdgeRole.set(edgeRole, (byApplied = new Map()))
-      let bySa = byApplied.get(appliedRole)
-      if (!bySa) byApplied.set(appliedRole, (bySa = [undefined, undefined]))
+      const bySa = within(within(within(v1, parent, newMap), edgeRole, newMap), appliedRole, newPair)
       const i = sa ? 1 : 0
-      let hit = bySa[i]
-      if (hit === undefined) {
+      if (bySa[i] === undefined) {
         const c = policyV1Ceiling({edgeRole, appliedRole, assignModeServiceAccount: sa, parentCeiling: parent})
-        bySa[i] = hit = c && intern(c)
+        bySa[i] = c && intern(c)
       }
-      return hit
+      return bySa[i]!
     },
     /** A recognized ceiling holds IDs beyond the V1 row of the edge's role (plus rule 1 when the config has it). */
     abovePolicy(ceiling: readonly string[], edgeRole: string, sa: boolean): boolean {
-      let byRole = above.get(ceiling)
-      if (!byRole) above.set(ceiling, (byRole = new Map()))
-      let bySa = byRole.get(edgeRole)
-      if (!bySa) byRole.set(edgeRole, (bySa = [undefined, undefined]))
+      const bySa = within(within(above, ceiling, newMap), edgeRole, newPair)
       const i = sa ? 1 : 0
-      let hit = bySa[i]
-      if (hit === undefined) {
+      if (bySa[i] === undefined) {
         const row = POLICY_V1[edgeRole] ?? []
-        bySa[i] = hit = ceiling.some((p) => !row.includes(p) && !(sa && SA_PERMISSIONS.includes(p)))
+        bySa[i] = ceiling.some((p) => !row.includes(p) && !(sa && SA_PERMISSIONS.includes(p)))
       }
-      return hit
+      return bySa[i]!
     },
   }
+}
+
+/** Results for rule 1 off and on, each computed on first use. */
+type Pair<T> = [T | undefined, T | undefined]
+const newPair = <T>(): Pair<T> => [undefined, undefined]
+const newMap = <K, V>() => new Map<K, V>()
+/** The value under `key`, made and stored on first use. */
+function within<K, V>(map: Map<K, V>, key: K, make: () => NoInfer<V>): V {
+  let v = map.get(key)
+  if (v === undefined) map.set(key, (v = make()))
+  return v
 }
 type Ceilings = ReturnType<typeof ceilingCache>
 
