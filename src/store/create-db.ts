@@ -2,6 +2,7 @@ import {mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {Kysely, PostgresDialect, SqliteDialect, sql} from 'kysely'
 import type {Database} from './schema.js'
+import {withStatementCache} from './sqlite-statements.js'
 import {sqliteNativeBinding} from './native-binding.js'
 
 export type Driver = 'sqlite' | 'postgres'
@@ -42,7 +43,7 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
     database.pragma('foreign_keys = ON')
     database.pragma('busy_timeout = 5000')
     database.pragma('synchronous = NORMAL')
-    const db = new Kysely<Database>({dialect: new SqliteDialect({database})})
+    const db = new Kysely<Database>({dialect: new SqliteDialect({database: withStatementCache(database)})})
     const statements = new Map<string, import('better-sqlite3').Statement>()
     // Rows are visited as they are stepped, not collected first: a bulk read of 100k rows then
     // leaves only what the visitor keeps, and the value arrays die young (cheap to collect).
