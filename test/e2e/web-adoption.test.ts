@@ -113,4 +113,22 @@ describe('the web delegation adoption view', {timeout: 120_000}, () => {
     expect(new Set(await view().locator('tr[data-record] [data-col="status"]').allTextContents())).toEqual(new Set(['adopted']))
     await screenshot(page, 'web-adoption-paging')
   })
+
+  it('a preview of many hops shows the first 100 rows and grows on request; the counts cover all', async () => {
+    const wide = await newProject(hub, 'web-adopt-wide')
+    await legacyAgents(hub, Array.from({length: 105}, () => ({projectId: wide, by: 'dev-user'})))
+    await page.goto(`${base}/#/adoption`)
+    // The earlier tests left the form on revert.
+    await plan().getByLabel('Operation').selectOption('adopt')
+    await plan().getByLabel('Project ID').fill(wide)
+    await plan().getByRole('button', {name: 'Preview'}).click()
+    const preview = plan().locator('#preview')
+    await expect.poll(() => preview.getByRole('status').textContent()).toMatch(/^Preview of adopt: 105 adopt\./)
+    expect(await preview.locator('tr[data-edge]').count()).toBe(100)
+    expect(await preview.locator('[data-shown]').textContent()).toBe('Showing 100 of 105 hops.')
+    await preview.getByRole('button', {name: 'Show 5 more'}).click()
+    await expect.poll(() => preview.locator('tr[data-edge]').count()).toBe(105)
+    expect(await preview.locator('[data-shown]').count()).toBe(0)
+    await screenshot(page, 'web-adoption-many-hops')
+  })
 })
