@@ -66,7 +66,9 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
   }
   // A planned hop's own fields are the API's hop (PlannedHopOf), so the hops are sent as they are.
   const hops: Hop[] = planned
-  return {planned, hops, open, fingerprint: planFingerprint('adopt', hops, (id) => statusOf.get(id))}
+  // A function: the status view plans only for `notInCohort` and needs no fingerprint (a fifth
+  // of a full preview at 100k hops).
+  return {planned, hops, open, fingerprint: () => planFingerprint('adopt', hops, (id) => statusOf.get(id))}
 }
 
 /**
@@ -97,7 +99,7 @@ export function createAdoptionService(deps: Deps) {
     const planId = newId()
     if (body.operation === 'adopt') {
       const p = await adoptPlan(deps.store, body.scope ?? {})
-      return {planId, planFingerprint: p.fingerprint, operation: body.operation, hops: p.hops, coveredRecordIds: [] as string[], counts: countOutcomes(p.hops)}
+      return {planId, planFingerprint: p.fingerprint(), operation: body.operation, hops: p.hops, coveredRecordIds: [] as string[], counts: countOutcomes(p.hops)}
     }
     const p = await planRevert(deps.store, body.recordIds, body.confirmOriginalEdgeIds)
     return {planId, planFingerprint: p.fingerprint, operation: body.operation, hops: p.hops, coveredRecordIds: p.coveredRecordIds, counts: countOutcomes(p.hops)}
@@ -119,7 +121,8 @@ export function createAdoptionService(deps: Deps) {
       let coveredRecords = 0
       if (body.operation === 'adopt') {
         const p = await adoptPlan(tx, body.scope ?? {})
-        if (p.fingerprint !== body.planFingerprint) throw stale(p.fingerprint)
+        const fingerprint = p.fingerprint()
+        if (fingerprint !== body.planFingerprint) throw stale(fingerprint)
         const writes = p.planned.filter((h) => h.outcome === 'adopt')
         if (writes.length === 0) throw new AppError('empty_plan', 'the plan writes nothing: no hop in scope is adoptable')
         if (writes.length > MAX_COMMIT_HOPS) throw new AppError('plan_too_large', `the plan writes ${writes.length} hops; one commit writes at most ${MAX_COMMIT_HOPS} (narrow the scope by project or agents)`, {hops: writes.length, max: MAX_COMMIT_HOPS})
