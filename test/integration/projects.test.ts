@@ -147,11 +147,15 @@ describeEachDialect('projects (groves)', (dialect) => {
     const id = await team('crew')
     const listed = await req(member, 'GET', `/api/v1/projects/${id}/members`)
     expect(listed.status).toBe(200)
-    expect(listed.body.members.map((m: {email: string; role: string}) => [m.email, m.role])).toEqual([
-      ['owner@example.test', 'owner'],
+    // Oldest membership first, ties (two adds in one millisecond) by user ID.
+    type Listed = {userId: string; email: string; role: string; createdAt: string}
+    const members = listed.body.members as Listed[]
+    expect(members.map((m) => [m.email, m.role]).sort()).toEqual([
       ['admin@example.test', 'admin'],
       ['member@example.test', 'member'],
+      ['owner@example.test', 'owner'],
     ])
+    expect(members).toEqual([...members].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.userId < b.userId ? -1 : 1)))
     // A member may not manage members.
     expect((await req(member, 'POST', `/api/v1/projects/${id}/members`, {userId: outsider.user.id, role: 'member'})).status).toBe(403)
     // A project admin adds and changes ordinary members...
