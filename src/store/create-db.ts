@@ -2,6 +2,7 @@ import {mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {Kysely, PostgresDialect, SqliteDialect, sql} from 'kysely'
 import type {Database} from './schema.js'
+import type {ArrayRead} from './store.js'
 import {withStatementCache} from './sqlite-statements.js'
 import {sqliteNativeBinding} from './native-binding.js'
 
@@ -23,7 +24,7 @@ export interface DbHandle {
    * rows (the delegation planner) spend most of their time building row objects; arrays halve
    * it. Synchronous, so callers must hold the connection (see store.ts).
    */
-  readArrays?: (text: string, params: readonly unknown[], onRow: (row: unknown[]) => void) => void
+  readArrays?: (reads: readonly ArrayRead[]) => void
   close(): Promise<void>
 }
 
@@ -47,10 +48,18 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
     const statements = new Map<string, import('better-sqlite3').Statement>()
     // Rows are visited as they are stepped, not collected first: a bulk read of 100k rows then
     // leaves only what the visitor keeps, and the value arrays die young (cheap to collect).
-    const readArrays = (text: string, params: readonly unknown[], onRow: (row: unknown[]) => void) => {
-      let st = statements.get(text)
-      if (!st) statements.set(text, (st = database.prepare(text).raw(true)))
-      for (const row of st.iterate(...params) as IterableIterator<unknown[]>) onRow(row)
+    // Several reads run in one read transaction (a savepoint inside the caller's), so they see
+    // one state of the database, as one joined query would.
+    const readArrays = (reads: readonly ArrayRead[]) => {
+      const run = () => {
+        for (const {text, params = [], onRow} of reads) {
+          let st = statements.get(text)
+          if (!st) statements.set(text, (st = database.prepare(text).raw(true)))
+          for (const row of st.iterate(...params) as IterableIterator<unknown[]>) onRow(row)
+        }
+      }
+      if (reads.length > 1) database.transaction(run)()
+      else run()
     }
     return {db, driver: 'sqlite', readArrays, close: () => db.destroy()}
   }

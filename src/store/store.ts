@@ -20,11 +20,19 @@ import {templatesRepo} from './repositories/templates.js'
 import {usersRepo} from './repositories/users.js'
 import type {Database} from './schema.js'
 
+/** One bulk read: each row, as an array of values, is handed to `onRow` as it is read. */
+export interface ArrayRead {
+  text: string
+  params?: readonly unknown[]
+  /** Must not query: the read holds the connection. */
+  onRow: (row: unknown[]) => void
+}
+
 /**
- * Bulk reads as arrays of values, each handed to `onRow` as it is read, where the database
- * offers it cheaply (SQLite); else null. `onRow` must not query (the read holds the connection).
+ * Bulk reads as arrays of values, where the database offers it cheaply (SQLite); else null.
+ * Reads given together see one state of the database.
  */
-export type ArrayReader = ((text: string, params: readonly unknown[], onRow: (row: unknown[]) => void) => Promise<void>) | null
+export type ArrayReader = ((...reads: ArrayRead[]) => Promise<void>) | null
 
 const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null) => ({
   users: usersRepo(db),
@@ -87,8 +95,8 @@ export async function openStore(opts: DbOptions): Promise<Store> {
   const raw = handle.readArrays
   // Outside a transaction the read takes the connection like any Kysely query, so it never
   // sees another flow's uncommitted writes; inside one, the transaction already holds it.
-  const rootArrays: ArrayReader = raw ? (text, params, onRow) => db.connection().execute(async () => raw(text, params, onRow)) : null
-  const txArrays: ArrayReader = raw ? async (text, params, onRow) => raw(text, params, onRow) : null
+  const rootArrays: ArrayReader = raw ? (...reads) => db.connection().execute(async () => raw(reads)) : null
+  const txArrays: ArrayReader = raw ? async (...reads) => raw(reads) : null
   let closed = false
   const events = await createStoreEvents(handle.driver, opts.url, async (channel, text) => {
     await sql`select pg_notify(${channel}, ${text})`.execute(db)

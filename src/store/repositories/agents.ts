@@ -206,48 +206,51 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
       texts.set(s, s)
       return s
     }
+    const agent = (r: unknown[]) => {
+      const role = intern(r[2] as string)
+      const readable = r[4] === 1
+      const createdById = r[8] as string | null
+      agents.push({
+        id: r[0] as string,
+        projectId: intern(r[1] as string),
+        createdBy: createdById ? {kind: intern(r[7] as string), id: createdById} : null,
+        role,
+        appliedRole: readable ? (intern(r[5] as string | null) ?? role) : null,
+        assignModeServiceAccount: readable && r[6] === 1,
+        configReadable: readable,
+        deleted: r[3] === 1,
+      })
+    }
+    const edge = (r: unknown[]) => {
+      edges.push({
+        id: r[0] as string,
+        delegateAgentId: r[1] as string,
+        projectId: intern(r[2] as string),
+        delegator: {kind: intern(r[3] as string), id: r[4] as string},
+        role: intern(r[5] as string),
+        provenanceVersion: Number(r[6]),
+        sourceCredentialKind: intern(r[7] as string | null),
+        ceiling: intern(r[8] as string | null),
+        ceilingPolicy: intern(r[9] as string | null),
+        ceilingProjectId: intern(r[10] as string | null),
+        active: true,
+      })
+    }
+    // Read together: agents and edges of one state of the database, as a joined query gives.
     await arrays(
-      `select id, project_id, role, deleted_at is not null,
-        case when json_valid(config) and json_type(config) = 'object' and coalesce(json_type(config, '$.applied'), 'object') = 'object' then 1 else 0 end,
-        case when ${t('defaultAgentRole')} = 'text' then nullif(${v('defaultAgentRole')}, role) end,
-        case when ${v('defaultCloudIdentityMode')} = 'Assign' and ${t('defaultCloudIdentityServiceAccountId')} = 'text' and ${v('defaultCloudIdentityServiceAccountId')} <> '' then 1 else 0 end,
-        created_by_kind, created_by_id
-      from agents`,
-      [],
-      (r) => {
-        const role = intern(r[2] as string)
-        const readable = r[4] === 1
-        const createdById = r[8] as string | null
-        agents.push({
-          id: r[0] as string,
-          projectId: intern(r[1] as string),
-          createdBy: createdById ? {kind: intern(r[7] as string), id: createdById} : null,
-          role,
-          appliedRole: readable ? (intern(r[5] as string | null) ?? role) : null,
-          assignModeServiceAccount: readable && r[6] === 1,
-          configReadable: readable,
-          deleted: r[3] === 1,
-        })
+      {
+        text: `select id, project_id, role, deleted_at is not null,
+          case when json_valid(config) and json_type(config) = 'object' and coalesce(json_type(config, '$.applied'), 'object') = 'object' then 1 else 0 end,
+          case when ${t('defaultAgentRole')} = 'text' then nullif(${v('defaultAgentRole')}, role) end,
+          case when ${v('defaultCloudIdentityMode')} = 'Assign' and ${t('defaultCloudIdentityServiceAccountId')} = 'text' and ${v('defaultCloudIdentityServiceAccountId')} <> '' then 1 else 0 end,
+          created_by_kind, created_by_id
+        from agents`,
+        onRow: agent,
       },
-    )
-    await arrays(
-      `select id, delegate_agent_id, project_id, delegator_kind, delegator_id, role, provenance_version, source_credential_kind, ceiling, ceiling_policy, ceiling_project_id
-      from delegation_edges where active = 1`,
-      [],
-      (r) => {
-        edges.push({
-          id: r[0] as string,
-          delegateAgentId: r[1] as string,
-          projectId: intern(r[2] as string),
-          delegator: {kind: intern(r[3] as string), id: r[4] as string},
-          role: intern(r[5] as string),
-          provenanceVersion: Number(r[6]),
-          sourceCredentialKind: intern(r[7] as string | null),
-          ceiling: intern(r[8] as string | null),
-          ceilingPolicy: intern(r[9] as string | null),
-          ceilingProjectId: intern(r[10] as string | null),
-          active: true,
-        })
+      {
+        text: `select id, delegate_agent_id, project_id, delegator_kind, delegator_id, role, provenance_version, source_credential_kind, ceiling, ceiling_policy, ceiling_project_id
+        from delegation_edges where active = 1`,
+        onRow: edge,
       },
     )
     return {agents, edges}

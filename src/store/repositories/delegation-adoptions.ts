@@ -137,16 +137,21 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
       const rows = await db.selectFrom('delegation_adoptions').select(['reason', (eb) => eb.fn.countAll<number>().as('n')]).where('reason', 'is not', null).groupBy('reason').execute()
       return Object.fromEntries(rows.map((r) => [r.reason as string, Number(r.n)]))
     },
-    /** Which records name which original edge, lean (the admin plan and status read every record). */
-    /** Every record naming an original edge; on SQLite read as value arrays (a full preview reads 100k). */
+    /**
+     * Which records name which original edge, lean: the admin plan and status read every record
+     * (100k in a full preview), so on SQLite they come as value arrays.
+     */
     async originalEdgeIndex(): Promise<Array<{id: string; status: string; originalEdgeId: string; createdAt: string}>> {
       if (arrays) {
         const out: Array<{id: string; status: string; originalEdgeId: string; createdAt: string}> = []
         const statuses = new Map<string, string>()
-        await arrays('select id, status, original_edge_id, created_at from delegation_adoptions where original_edge_id is not null', [], (r) => {
-          // Statuses are few: one string each instead of one per record.
-          const status = r[1] as string
-          out.push({id: r[0] as string, status: statuses.get(status) ?? (statuses.set(status, status), status), originalEdgeId: r[2] as string, createdAt: r[3] as string})
+        await arrays({
+          text: 'select id, status, original_edge_id, created_at from delegation_adoptions where original_edge_id is not null',
+          onRow: (r) => {
+            // Statuses are few: one string each instead of one per record.
+            const status = r[1] as string
+            out.push({id: r[0] as string, status: statuses.get(status) ?? (statuses.set(status, status), status), originalEdgeId: r[2] as string, createdAt: r[3] as string})
+          },
         })
         return out
       }
