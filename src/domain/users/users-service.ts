@@ -28,12 +28,17 @@ export function createUsersService(deps: Deps) {
   return {
     /** The dev user exists whenever dev mode is on; it is a system admin. */
     async ensureDevUser(): Promise<User> {
+      const promoted = async (u: User) => (u.systemAdmin ? u : (await store.users.update(u.id, {systemAdmin: true}, now()))!)
       const existing = await store.users.get(DEV_USER.id)
-      if (existing) {
-        if (!existing.systemAdmin) return (await store.users.update(existing.id, {systemAdmin: true}, now()))!
-        return existing
+      if (existing) return promoted(existing)
+      try {
+        return await store.users.insert({id: DEV_USER.id, email: DEV_USER.email, displayName: DEV_USER.displayName, systemAdmin: true, now: now()})
+      } catch (err) {
+        // Replicas starting at the same moment on one database: another inserted it first.
+        const winner = err instanceof AppError && err.code === 'conflict' ? await store.users.get(DEV_USER.id) : null
+        if (!winner) throw err
+        return promoted(winner)
       }
-      return store.users.insert({id: DEV_USER.id, email: DEV_USER.email, displayName: DEV_USER.displayName, systemAdmin: true, now: now()})
     },
 
     /** Boot-time admin bootstrap from `server.hub.admin_emails`; never demotes anyone. */
