@@ -104,7 +104,7 @@ describeEachDialect('cli: admin adoption', (dialect) => {
     expect(stable(rc.stdout)).toMatchSnapshot('commit revert')
     expect((await store.delegationAdoptions.get(first))!.status).toBe('reverted')
 
-    for (const args of [['preview', '--revert', first, '--project', projectId], ['commit'], ['commit', '--plan', plan, '--project', projectId], ['status', '--limit', '501']]) {
+    for (const args of [['preview', '--revert', first, '--project', projectId], ['commit'], ['commit', '--plan', plan, '--project', projectId], ['status', '--limit', '501'], ['status', '--status', 'adopt'], ['status', '--reason', 'edge-changed']]) {
       const r = await svc('admin', 'adoption', ...args, '--json')
       expect(r.code, args.join(' ')).toBe(2)
       expect(r.json.error.code).toBe('usage_error')

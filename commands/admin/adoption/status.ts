@@ -3,6 +3,7 @@ import {BaseCommand} from '../../../src/cli/base-command.js'
 import type {AdoptionStatusDto} from '../../../src/api/dto.js'
 import {ADOPTION_ROUTE, countsText, hopsTable, hubFlag} from '../../../src/cli/adoption-render.js'
 import {fields, table} from '../../../src/cli/render.js'
+import {EXCLUSION_REASONS, RECORD_STATUSES, SKIP_REASONS} from '../../../src/domain/delegation/types.js'
 
 type AdoptionStatus = AdoptionStatusDto
 
@@ -12,8 +13,8 @@ export default class AdminAdoptionStatus extends BaseCommand<AdoptionStatus> {
 The start-up snapshot and marker, record counts by status and reason, a page of adoption records, and the adoptable unrecorded hops no record covers (not in the cohort).`
   static override examples = ['<%= config.bin %> admin adoption status', '<%= config.bin %> admin adoption status --status skipped_changed --reason edge_changed', '<%= config.bin %> admin adoption status --project my-project --limit 50 --offset 50']
   static override flags = {
-    status: Flags.string({description: 'Only records with this status (pending, adopted, skipped_changed, reverted, excluded, ...).'}),
-    reason: Flags.string({description: 'Only records with this reason.'}),
+    status: Flags.string({description: `Only records with this status: ${RECORD_STATUSES.join(', ')}.`, options: [...RECORD_STATUSES], helpValue: '<status>'}),
+    reason: Flags.string({description: 'Only records with this reason: an exclusion reason, or why a start-up pass skipped the hop (an unknown one is refused with the list).', options: [...EXCLUSION_REASONS, ...SKIP_REASONS], helpValue: '<reason>'}),
     project: Flags.string({description: 'Only records and hops of this project (default: every project).'}),
     limit: Flags.integer({description: 'Records per page (at most 500).', default: 100, min: 1, max: 500}),
     offset: Flags.integer({description: 'Records to skip.', default: 0, min: 0}),

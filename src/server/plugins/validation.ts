@@ -28,7 +28,12 @@ export function fieldsOf(errors: ErrorObject[], part: string): Array<{path: stri
     let path = e.instancePath.replace(/^\//, '').replace(/\//g, '.')
     if (e.keyword === 'required') path = [path, (e.params as {missingProperty: string}).missingProperty].filter(Boolean).join('.')
     if (e.keyword === 'additionalProperties') path = [path, (e.params as {additionalProperty: string}).additionalProperty].filter(Boolean).join('.')
-    const message = e.keyword === 'additionalProperties' ? 'is not a known field' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid')
+    const message =
+      e.keyword === 'additionalProperties' ? 'is not a known field'
+      : e.keyword === 'required' ? 'is required'
+      // Name the values a caller may send instead of Ajv's "must be equal to one of the allowed values".
+      : e.keyword === 'enum' ? `must be one of: ${(e.params as {allowedValues: unknown[]}).allowedValues.join(', ')}`
+      : (e.message ?? 'is invalid')
     return {path: [part, path].filter(Boolean).join('.'), message}
   })
 }
