@@ -7,7 +7,7 @@ import {agentsApi, type Agent} from '../../src/client/agents-client.js'
 export default class AgentReincarnate extends BaseCommand<{agent: Agent}> {
   static override description = `Re-record an agent's delegation and restart it with a fresh token.
 
-Run by a user, this records the agent's delegation again with you as delegator when its own delegation, or one above it, was never recorded (agents from a release before provenance); that lifts the denial of permissions such as secrets and service accounts. Run by an agent it only restarts. --role records a new delegation with that role.`
+Run by a user, this records the agent's delegation again with you as delegator when its own delegation, or one above it, was never recorded (agents from a release before provenance); that lifts the denial of permissions such as secrets and service accounts. Run by an agent it only restarts (an agent cannot change a role). --role records a new delegation with that role.`
   static override examples = ['<%= config.bin %> agent reincarnate builder', '<%= config.bin %> agent reincarnate builder --role baseline --project acme']
   static override args = {agent: Args.string({description: 'Agent name or ID.', required: true})}
   static override flags = {

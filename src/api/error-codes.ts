@@ -9,7 +9,7 @@ export interface ErrorCodeInfo {
 
 export const ERROR_CODES = {
   // Generic request errors
-  validation_error: {status: 400, description: 'The request body, query or parameters failed schema validation; `details.fields` lists each failing field.'},
+  validation_error: {status: 400, description: 'The request body, query or parameters failed schema validation; `details.fields` lists each failing field as `{path, message}` (a value outside a fixed set says `must be one of: ...` with the values).'},
   invalid_request: {status: 400, description: 'The request is malformed (for example an empty body where one is required).'},
   unauthorized: {status: 401, description: 'No credential, or a credential that is unknown, expired or revoked.'},
   forbidden: {status: 403, description: 'The caller is authenticated but may not do this.'},

@@ -1,22 +1,27 @@
+import type {FastifyInstance} from 'fastify'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {signRequest} from '../../src/api/broker-signing.js'
+import {userPrincipal} from '../../src/domain/auth/credentials.js'
+import {buildApp} from '../../src/server/app.js'
 import {iso} from '../../src/domain/shared/clock.js'
 import {ADOPTION, legacyAgents, newProject} from '../helpers/adoption.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 import {createUser} from '../helpers/users.js'
 
-type Caller = {token?: string | null; headers?: (method: string, url: string, body: string) => Record<string, string>}
+type Caller = {token?: string | null; headers?: (method: string, url: string, body: string) => Record<string, string>; app?: FastifyInstance}
 
 /**
  * SPEC "Authentication" 3: every delegation adoption route needs a system admin on an
  * interactive session or the dev credential. Every route x every credential kind the Hub
  * resolves: the kind is refused first (`credential_kind_not_allowed`, even for an admin's user
  * access token or a broker naming an admin), then a non-admin session is `not_system_admin`.
- * (The Hub resolves no federated credentials, so that kind cannot reach these routes.)
+ * The Hub itself resolves no federated credential yet, so the federated caller goes through the
+ * real app built with one extra resolver (a trusted identity provider's token for the admin).
  */
 describeEachDialect('delegation adoption admin: authorization matrix', (dialect) => {
   let hub: TestHub
   let projectId: string
+  let federatedApp: FastifyInstance | undefined
   const callers: Record<string, Caller> = {}
 
   beforeAll(async () => {
@@ -31,6 +36,12 @@ describeEachDialect('delegation adoption admin: authorization matrix', (dialect)
     const agentToken = (await hub.services.agentTokens.mint({id: agentId, role: 'full'})).token
     const reg = await hub.request('POST', '/api/v1/brokers/register', {body: {name: 'matrix-broker'}})
     const {brokerId, secret} = (await hub.request('POST', '/api/v1/brokers/join', {body: {joinToken: reg.body.joinToken}, token: null})).body
+    // The same services and routes; the credential resolver also knows one federated token.
+    const federatedToken = 'federated-admin-token'
+    const adminRow = (await hub.store.users.get(admin.user.id))!
+    const authenticate: typeof hub.services.authenticate = async (secret) =>
+      secret === federatedToken ? {principal: userPrincipal(adminRow), credentialKind: 'federated'} : hub.services.authenticate(secret)
+    federatedApp = await buildApp({services: {...hub.services, authenticate}, logger: hub.logger, tunnels: hub.tunnels})
     Object.assign(callers, {
       'session (admin)': {token: admin.token},
       dev: {token: hub.devToken},
@@ -39,9 +50,13 @@ describeEachDialect('delegation adoption admin: authorization matrix', (dialect)
       agent: {token: agentToken},
       broker: {token: null, headers: (m: string, u: string, b: string) => signRequest(brokerId, secret, m, u, b)},
       'broker_for_user (admin)': {token: null, headers: (m: string, u: string, b: string) => signRequest(brokerId, secret, m, u, b, {forUser: admin.user.id})},
+      'federated (admin)': {token: federatedToken, app: federatedApp},
     })
   })
-  afterAll(() => hub?.dispose())
+  afterAll(async () => {
+    await federatedApp?.close()
+    await hub?.dispose()
+  })
 
   const expected: Record<string, string | null> = {
     'session (admin)': null,
@@ -51,11 +66,12 @@ describeEachDialect('delegation adoption admin: authorization matrix', (dialect)
     agent: 'credential_kind_not_allowed',
     broker: 'credential_kind_not_allowed',
     'broker_for_user (admin)': 'credential_kind_not_allowed',
+    'federated (admin)': 'credential_kind_not_allowed',
   }
 
   async function send(c: Caller, method: 'GET' | 'POST', url: string, body?: unknown) {
     const text = body === undefined ? '' : JSON.stringify(body)
-    const res = await hub.app.inject({
+    const res = await (c.app ?? hub.app).inject({
       method,
       url,
       headers: {...(c.token && {authorization: `Bearer ${c.token}`}), ...c.headers?.(method, url, text), ...(body !== undefined && {'content-type': 'application/json'})},
@@ -86,11 +102,16 @@ describeEachDialect('delegation adoption admin: authorization matrix', (dialect)
       }
       expect((await send({token: null}, method, url, body)).status, `${route} unauthenticated`).toBe(401)
     }
-    // A refused bearer credential is refused before its body is validated (403, not 400).
-    for (const kind of ['agent', 'user_access_token (admin)', 'session (not admin)']) {
+    // Every refused credential, bearer or broker-signed, is refused before its query or body is
+    // validated (403, not 400).
+    for (const [kind, want] of Object.entries(expected)) {
+      if (want === null) continue
       const r = await send(callers[kind], 'POST', `${ADOPTION}/commits`, {operation: 'nonsense'})
-      expect(r.status, kind).toBe(403)
-      expect(r.body.error.code).toBe(expected[kind])
+      expect(r.status, `${kind}: ${JSON.stringify(r.body)}`).toBe(403)
+      expect(r.body.error.code, kind).toBe(want)
+      const q = await send(callers[kind], 'GET', `${ADOPTION}?limit=501`)
+      expect(q.status, `${kind}: ${JSON.stringify(q.body)}`).toBe(403)
+      expect(q.body.error.code, kind).toBe(want)
     }
     expect((await send(callers.dev, 'POST', `${ADOPTION}/commits`, {operation: 'nonsense'})).body.error.code).toBe('validation_error')
     // Nothing was adopted by any refused caller: the legacy agent's edge is still unrecorded.

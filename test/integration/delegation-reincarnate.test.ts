@@ -80,6 +80,28 @@ describeEachDialect('delegation: reincarnation', (dialect) => {
     }
   })
 
+  it("an agent's reincarnation keeps the edge even when it asks for a role change: refused, the denial stays", async () => {
+    // SPEC "Denial details": a reincarnation by the agent itself or by another agent keeps the edge
+    // and does not clear the denial. A role change would re-record the edge under the calling
+    // agent (baseline, then full again) and so clear it; it is refused instead.
+    const target = await f.create('agent-role-v0', hub.devToken)
+    const caller = await f.create('agent-role-caller', member.token)
+    const edge = await f.unrecord(target)
+    for (const role of ['baseline', 'readonly']) {
+      const r = await reincarnate(target, hub.tokenOf(caller), {role})
+      expect(r.status, JSON.stringify(r.body)).toBe(403)
+      expect(r.body.error.code).toBe('forbidden')
+    }
+    expect((await hub.store.delegationEdges.activeFor(target)).map((e) => e.id)).toEqual([edge.id])
+    expect((await hub.store.agents.get(target))!.role).toBe('full')
+    const denied = await f.listSecrets(hub.tokenOf(target))
+    expect(denied.status).toBe(403)
+    expect(denied.body.error.details.deny_cause).toBe('ceiling_unrecorded')
+    // Keeping the role is a plain restart for an agent caller.
+    expect((await reincarnate(target, hub.tokenOf(caller), {role: 'full'})).status).toBe(200)
+    expect((await hub.store.delegationEdges.activeFor(target)).map((e) => e.id)).toEqual([edge.id])
+  })
+
   it('a user keeping the role of a fully recorded agent keeps its edge', async () => {
     const id = await f.create('recorded', member.token)
     const [edge] = await hub.store.delegationEdges.activeFor(id)

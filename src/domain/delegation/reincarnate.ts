@@ -13,9 +13,10 @@ export const REINCARNATED_CAUSE = 'reincarnated'
  * - a user keeping the role re-records the edge with the user as delegator when the agent's own
  *   edge is unrecorded, or an edge above is unrecorded and every edge between is accepted;
  *   otherwise the edge is kept;
- * - an agent (itself or another) keeping the role keeps the edge, so the denial stays;
- * - a role change always records a new edge with the new role, delegated by the caller (an agent
- *   may not change its own role, nor that of an agent above it: the edge would be a cycle).
+ * - an agent (itself or another) keeps the edge, so the denial stays; it therefore may not change
+ *   the role (the new role would need a new edge, delegated by that agent, which would clear the
+ *   denial the spec says an agent's reincarnation keeps): refused, nothing changes;
+ * - a user's role change records a new edge with the new role, delegated by the user.
  * A re-recorded agent's recorded creator becomes its new delegator, so record and edge agree.
  * Returns the agent as it now is; the caller restarts it for a fresh token.
  */
@@ -24,8 +25,7 @@ export async function reincarnateEdge(store: Store, ctx: CallContext, agent: Age
   if (p.kind === 'broker') throw new AppError('forbidden', 'brokers do not reincarnate agents')
   const roleChange = role !== undefined && role !== agent.role
   if (roleChange && p.kind === 'agent') {
-    const above = (await loadChain(store, p.id)).hops.map((h) => h.delegate)
-    if (above.includes(agent.id)) throw new AppError('forbidden', 'an agent may not change its own role or the role of an agent it was delegated by', {permission: 'agent.lifecycle', reason: 'cycle'})
+    throw new AppError('forbidden', "an agent's reincarnation keeps the agent's delegation, so it cannot change the role; ask a user to reincarnate it with --role", {permission: 'agent.lifecycle', reason: 'agent_keeps_edge'})
   }
   return store.transaction(async (tx) => {
     const reRecord = roleChange || (p.kind === 'user' && reincarnationReRecords(await loadChain(tx, agent.id)))

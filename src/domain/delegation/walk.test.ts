@@ -19,6 +19,9 @@ describe('decideWalk', () => {
     ['recognized (adopted) hop carries it', chain([recorded('a'), recognized('p')]), 'secret.use', true, 'chain', false],
     ['own unrecorded hop denies a provenance permission', chain([unrecorded('a')]), 'secret.use', false, 'ceiling_unrecorded', true],
     ['ancestor unrecorded hop denies it too', chain([recorded('a'), unrecorded('p')]), 'cloud_service_account.assign', false, 'ceiling_unrecorded', true],
+    // SPEC "Denial details": a permission no adopted ceiling carries keeps the denial without the keys;
+    // agent.identity_token is in no V1 row (rule 4), so adoption can never lift it.
+    ['agent.identity_token on an unrecorded hop: denied, without the remediation keys', chain([recorded('a'), unrecorded('p')]), 'agent.identity_token', false, 'ceiling_unrecorded', false],
     ['unrecorded hops allow what needs no provenance', chain([unrecorded('a'), unrecorded('p')]), 'agent.create', true, 'chain', false],
     ['artifact permissions on an unrecorded chain follow the role', chain([unrecorded('a')]), 'artifact.read', true, 'chain', false],
     ['adopted ceilings never carry artifacts: plain denial', chain([recognized('a')]), 'artifact.read', false, 'ceiling_lacks_permission', false],
@@ -47,6 +50,18 @@ describe('decideWalk', () => {
     const c = chain([recorded('a'), unrecorded('p')])
     for (const p of ROLE_SCOPES.full) expect(decideWalk(c, p).allowed, p).toBe(!PROVENANCE_REQUIRED.has(p))
     expect(PROVENANCE_REQUIRED.size).toBe(8)
+  })
+
+  it('the remediation keys come with exactly the provenance permissions some adopted ceiling carries', () => {
+    const c = chain([recorded('a'), unrecorded('p')])
+    const carried = new Set(Object.values(POLICY_V1).flat())
+    for (const p of PROVENANCE_REQUIRED) {
+      const d = decideWalk(c, p)
+      expect(d.allowed, p).toBe(false)
+      expect(d.details, p).toEqual(carried.has(p) ? UNRECORDED_DENIAL : undefined)
+      // The debug log names the unrecorded hop either way (SPEC Events 6).
+      expect(d.unrecordedDelegates, p).toEqual(['p'])
+    }
   })
 
   it('names the unrecorded delegates for the debug log, never in the details', () => {

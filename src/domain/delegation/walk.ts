@@ -1,7 +1,7 @@
 import type {Repos} from '../../store/store.js'
 import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {classifyEdge, type EdgeClass} from './edge-class.js'
-import {BACKFILL_SENTINEL} from './policy-v1.js'
+import {BACKFILL_SENTINEL, POLICY_V1} from './policy-v1.js'
 import {PROVENANCE_REQUIRED, ROLE_SCOPES} from './role-scopes.js'
 import {MAX_WALK_DEPTH, UNRECORDED_DENIAL, type ExclusionReason} from './types.js'
 
@@ -30,6 +30,14 @@ export interface Chain {
   broken: ChainBreak | null
 }
 
+/**
+ * Permissions some adopted ceiling can carry: the V1 rows (rule 1's two service-account IDs are
+ * in the full row already). Adoption can never lift the denial of anything else, such as
+ * `agent.identity_token` (rule 4) or the artifact permissions, so those denials carry no
+ * remediation keys (SPEC "Errors", denial details).
+ */
+const ADOPTABLE: ReadonlySet<string> = new Set(Object.values(POLICY_V1).flat())
+
 export interface WalkDecision {
   allowed: boolean
   reason: string
@@ -47,9 +55,10 @@ export interface WalkDecision {
  *    (version-0) hop denies the provenance-requiring permissions and nothing else; a hop of an
  *    unsupported version or a malformed row denies everything (it cannot be read, so it bounds
  *    nothing safely).
- * The remediation details are added only when unrecorded hops are the whole cause: any other
- * cause (role, a ceiling that lacks it, an unsupported hop) keeps the plain denial, because
- * adoption or reincarnation would not lift it.
+ * The remediation details are added only when unrecorded hops are the whole cause and an
+ * adopted ceiling can carry the permission: any other cause (role, a ceiling that lacks it, an
+ * unsupported hop) keeps the plain denial, because adoption or reincarnation would not lift it,
+ * and so does a permission no adopted ceiling carries (`agent.identity_token`).
  */
 export function decideWalk(chain: Chain, permission: string): WalkDecision {
   if (chain.broken) return {allowed: false, reason: chain.broken}
@@ -67,7 +76,9 @@ export function decideWalk(chain: Chain, permission: string): WalkDecision {
     }
   }
   if (plain) return {allowed: false, reason: plain}
-  if (unrecorded.length) return {allowed: false, reason: 'ceiling_unrecorded', details: {...UNRECORDED_DENIAL}, unrecordedDelegates: unrecorded}
+  if (unrecorded.length) {
+    return {allowed: false, reason: 'ceiling_unrecorded', ...(ADOPTABLE.has(permission) && {details: {...UNRECORDED_DENIAL}}), unrecordedDelegates: unrecorded}
+  }
   return {allowed: true, reason: 'chain'}
 }
 
