@@ -8,6 +8,8 @@ import type {AdoptionRecord} from '../../src/store/repositories/delegation-adopt
 import {ADOPTION, legacyAgents, newProject, previewFor} from '../helpers/adoption.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 import {createUser, type TestUser} from '../helpers/users.js'
+import {buildLegacyFixture} from '../helpers/legacy-fixture.js'
+import {hubDbPerTest} from '../helpers/restart-hub.js'
 
 /**
  * Admin reverts (SPEC "Adoption record and hop": adopted -> reverted): the adopted edge is
@@ -258,4 +260,58 @@ describeEachDialect('delegation adoption admin: reverts', (dialect) => {
     expect((await hub.store.delegationEdges.activeFor(agentId)).map((e) => e.id)).toEqual([extras[0]])
     expect((await hub.store.delegationEdges.get(originalId))!.active).toBe(false)
   })
+})
+
+/**
+ * An admin commit in the window the spec allows (SPEC "Start-up migration run" 6: the first
+ * start's snapshot failed, the Hub serves, and the next start takes the snapshot including edges
+ * written in between): the next snapshot records the adopted edge as `recognized`. Two records
+ * then point at that adopted edge, the commit's `adopted` record and the cohort's `recognized`
+ * one; the edge is reverted once and one revert marks both reverted, whichever is asked for
+ * ("Adoption record and hop": `coveredRecordIds`).
+ */
+describeEachDialect('delegation adoption admin: a recognized cohort record and the commit that adopted its edge', (dialect) => {
+  const t = hubDbPerTest(dialect)
+
+  async function adoptedBeforeSnapshot() {
+    await buildLegacyFixture({driver: t.db.driver, url: t.db.url, agents: 6, depth: 2, seed: 3, tokens: false})
+    let hub = await t.start({delegationStartup: {beforeSnapshot: () => Promise.reject(new Error('injected snapshot failure'))}})
+    const admin = await createUser(hub, {systemAdmin: true})
+    const scopeAgent = (await hub.request('GET', ADOPTION, {token: admin.token})).body.notInCohort.find((h: {delegator: {kind: string}}) => h.delegator.kind === 'user')
+    const body = {operation: 'adopt', scope: {agentIds: [scopeAgent.agentId]}}
+    const {commitBody} = await previewFor(hub, body, admin.token)
+    const c = await hub.request('POST', `${ADOPTION}/commits`, {body: commitBody, token: admin.token})
+    expect(c.status, JSON.stringify(c.body)).toBe(200)
+    const committed = (await hub.store.delegationAdoptions.get(c.body.recordIds[0]))!
+    // The next start takes the snapshot: the adopted edge is recognized.
+    hub = await t.start()
+    const admin2 = await createUser(hub, {systemAdmin: true})
+    const recognized = (await hub.store.delegationAdoptions.list()).find((r) => r.delegateAgentId === scopeAgent.agentId && r.origin === 'startup_migration')!
+    expect(recognized).toMatchObject({status: 'recognized', originalEdgeId: committed.adoptedEdgeId})
+    return {hub, token: admin2.token, userId: admin2.user.id, agentId: scopeAgent.agentId as string, committed, recognized}
+  }
+
+  for (const asked of ['committed', 'recognized', 'both'] as const) {
+    it(`reverting ${asked === 'both' ? 'both records' : `the ${asked} record`} reverts the edge once and marks both records reverted`, async () => {
+      const s = await adoptedBeforeSnapshot()
+      const ask = asked === 'committed' ? [s.committed] : asked === 'recognized' ? [s.recognized] : [s.committed, s.recognized]
+      const covered = [s.committed, s.recognized].filter((r) => !ask.includes(r)).map((r) => r.id)
+      const {preview, commitBody} = await previewFor(s.hub, {operation: 'revert', recordIds: ask.map((r) => r.id)}, s.token)
+      const lead = ask.map((r) => r.id).sort()[0]
+      expect(preview.hops).toEqual([expect.objectContaining({outcome: 'revert', reason: null, edgeId: s.committed.adoptedEdgeId, originalEdgeId: s.committed.originalEdgeId, recordId: lead, coveredRecordIds: covered})])
+      expect(preview.coveredRecordIds).toEqual(covered)
+      const c = await s.hub.request('POST', `${ADOPTION}/commits`, {body: commitBody, token: s.token})
+      expect(c.status, JSON.stringify(c.body)).toBe(200)
+      expect(c.body).toMatchObject({hops: 1, coveredRecords: covered.length})
+      expect([...c.body.recordIds].sort()).toEqual([s.committed.id, s.recognized.id].sort())
+      expect((await s.hub.store.delegationEdges.activeFor(s.agentId)).map((e) => e.id)).toEqual([s.committed.originalEdgeId])
+      for (const r of [s.committed, s.recognized]) {
+        expect(await s.hub.store.delegationAdoptions.get(r.id), r.id).toMatchObject({status: 'reverted', revertedByKind: 'user', revertedById: s.userId, actorKind: r.actorKind, actorId: r.actorId, revertSummary: expect.objectContaining({edgeId: s.committed.originalEdgeId})})
+      }
+      // The restored row is adoptable again, by a new preview and commit.
+      const again = await previewFor(s.hub, {operation: 'adopt', scope: {agentIds: [s.agentId]}}, s.token)
+      expect(again.preview.hops).toEqual([expect.objectContaining({agentId: s.agentId, edgeId: s.committed.originalEdgeId, outcome: 'adopt'})])
+      expect((await s.hub.request('POST', `${ADOPTION}/commits`, {body: again.commitBody, token: s.token})).status).toBe(200)
+    })
+  }
 })

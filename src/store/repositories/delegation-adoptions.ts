@@ -138,15 +138,18 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
       return Object.fromEntries(rows.map((r) => [r.reason as string, Number(r.n)]))
     },
     /**
-     * Which records name which original edge, lean: the admin plan and status read every record
-     * (100k in a full preview), so on SQLite they come as value arrays.
+     * Which records name which original edge, lean, leaving out records with `exceptStatus`: the
+     * admin plan asks for every record that may name an active edge (100k after a start-up
+     * adoption, so on SQLite they come as value arrays, and the status filter runs inside the
+     * covering index).
      */
-    async originalEdgeIndex(): Promise<Array<{id: string; status: string; originalEdgeId: string; createdAt: string}>> {
+    async originalEdgeIndex(exceptStatus?: string): Promise<Array<{id: string; status: string; originalEdgeId: string; createdAt: string}>> {
       if (arrays) {
         const out: Array<{id: string; status: string; originalEdgeId: string; createdAt: string}> = []
         const statuses = new Map<string, string>()
         await arrays({
-          text: 'select id, status, original_edge_id, created_at from delegation_adoptions where original_edge_id is not null',
+          text: `select id, status, original_edge_id, created_at from delegation_adoptions where original_edge_id is not null${exceptStatus === undefined ? '' : ' and status <> ?'}`,
+          params: exceptStatus === undefined ? [] : [exceptStatus],
           onRow: (r) => {
             // Statuses are few: one string each instead of one per record.
             const status = r[1] as string
@@ -155,11 +158,18 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
         })
         return out
       }
-      const rows = await db.selectFrom('delegation_adoptions').select(['id', 'status', 'original_edge_id', 'created_at']).where('original_edge_id', 'is not', null).execute()
+      let q = db.selectFrom('delegation_adoptions').select(['id', 'status', 'original_edge_id', 'created_at']).where('original_edge_id', 'is not', null)
+      if (exceptStatus !== undefined) q = q.where('status', '<>', exceptStatus)
+      const rows = await q.execute()
       return rows.map((r) => ({id: r.id, status: r.status, originalEdgeId: r.original_edge_id as string, createdAt: r.created_at}))
     },
     async byAdoptedEdge(edgeId: string): Promise<AdoptionRecord[]> {
       const rows = await db.selectFrom('delegation_adoptions').selectAll().where('adopted_edge_id', '=', edgeId).orderBy('id').execute()
+      return rows.map(toRecord)
+    },
+    /** Records naming the edge as their original (examined) edge. */
+    async byOriginalEdge(edgeId: string): Promise<AdoptionRecord[]> {
+      const rows = await db.selectFrom('delegation_adoptions').selectAll().where('original_edge_id', '=', edgeId).orderBy('id').execute()
       return rows.map(toRecord)
     },
     /**
