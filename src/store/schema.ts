@@ -147,6 +147,10 @@ export interface AgentsTable {
   last_heartbeat_at: string | null
   deleted_at: string | null
   message_mode: string
+  /** Facts of `config` the delegation planner reads (agent-config-facts.ts), written with it. */
+  config_readable: Generated<number>
+  applied_role: Generated<string | null>
+  assign_mode_service_account: Generated<number>
 }
 
 export interface AgentTokensTable {

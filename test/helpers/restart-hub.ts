@@ -27,9 +27,15 @@ export async function createHubDb(dialect: Dialect): Promise<HubDb> {
   return {dialect, driver: 'sqlite', url: join(dir, 'hub.db'), drop: async () => rmSync(dir, {recursive: true, force: true})}
 }
 
-/** A store on the database without a Hub (to write a legacy database or inspect between starts). */
-export function openStoreOn(db: HubDb): Promise<Store> {
-  return openStore({driver: db.driver, url: db.url})
+/**
+ * A store on the database without a Hub (to inspect or plan between starts), its schema brought
+ * to the current release first as a Hub start would (the planner reads the current schema);
+ * no start-up data migration runs.
+ */
+export async function openStoreOn(db: HubDb): Promise<Store> {
+  const store = await openStore({driver: db.driver, url: db.url})
+  await store.migrate()
+  return store
 }
 
 /**

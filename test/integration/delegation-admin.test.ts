@@ -159,6 +159,16 @@ describeEachDialect('delegation adoption admin: adopt commits', (dialect) => {
     expect(all.body.counts.byStatus.adopted).toBeGreaterThanOrEqual(3)
   })
 
+  it('status: a status or reason filter naming no status or reason is a validation error naming the values, not an empty page', async () => {
+    for (const [field, value, known] of [['status', 'adopt', 'adopted'], ['reason', 'edge-changed', 'edge_changed']]) {
+      const r = await hub.request('GET', `${ADOPTION}?${field}=${value}`, {token: admin.token})
+      expect(r.status, field).toBe(400)
+      expect(r.body.error.code).toBe('validation_error')
+      expect(r.body.error.details.fields).toEqual([{path: `querystring.${field}`, message: expect.stringContaining(known)}])
+      expect((await hub.request('GET', `${ADOPTION}?${field}=${known}`, {token: admin.token})).status, known).toBe(200)
+    }
+  })
+
   it('a changed edge between preview and commit is 409 stale_authorization_preview; nothing is written', async () => {
     const projectId = await newProject(hub, 'stale')
     const [a, b] = await legacyAgents(hub, [{projectId, by: admin.user.id}, {projectId, by: admin.user.id}])

@@ -2,9 +2,11 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, expect, it} from 'vitest'
-import {agentFacts, configFacts, loadWorld, planAdoption, planFingerprint, type PlannedHop, type World} from '../../src/domain/delegation/planner.js'
+import {loadWorld, planAdoption, planFingerprint, type PlannedHop, type World} from '../../src/domain/delegation/planner.js'
 import {EXCLUSION_REASONS, MAX_WALK_DEPTH, OUTCOMES} from '../../src/domain/delegation/types.js'
 import {createDb} from '../../src/store/create-db.js'
+import {migrate} from '../../src/store/migrate.js'
+import {agentConfigFactsOfText} from '../../src/store/agent-config-facts.js'
 import type {EdgeFacts} from '../../src/store/repositories/delegation-edges.js'
 import {openStore, type Store} from '../../src/store/store.js'
 import {describeEachDialect, startTestHub} from '../helpers/hub.js'
@@ -35,6 +37,9 @@ describeEachDialect('delegation planner over the legacy fixture', (dialect) => {
     }
     fixture = await buildLegacyFixture({driver: target.driver, url: target.url, agents: 80, depth: 5, seed: 42, anomalies: true})
     store = await openStore({driver: target.driver, url: target.url})
+    // The schema of the current release, as a Hub start brings it (the planner reads it); the
+    // start-up data migration does not run, so every hop is as the older release left it.
+    await store.migrate()
     world = await loadWorld(store)
     hops = planAdoption(world)
   })
@@ -114,25 +119,42 @@ describeEachDialect('delegation planner over the legacy fixture', (dialect) => {
     expect(planFingerprint('adopt', again)).toBe(before)
   })
 
-  it('loadWorld reads each config as configFacts does, whether the database (SQLite) or JS (PostgreSQL) reads it', async () => {
+  it('loadWorld reads the config facts of agents written by an older release as agentConfigFacts decides them, after the migration', async () => {
     const configs = ['{broken', 'null', '[1]', '"text"', '{}', '{"applied":null}', '{"applied":[]}', '{"applied":"x"}', '{"applied":{}}',
       '{"applied":{"defaultAgentRole":{"value":5}}}', '{"applied":{"defaultAgentRole":{"value":"readonly"}}}', '{"applied":{"defaultAgentRole":"full"}}',
       '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"}}}', '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"},"defaultCloudIdentityServiceAccountId":{"value":""}}}',
       '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"},"defaultCloudIdentityServiceAccountId":{"value":"sa@x"}}}',
       '{"applied":{"defaultCloudIdentityMode":{"value":"assign"},"defaultCloudIdentityServiceAccountId":{"value":"sa@x"}}}',
       '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"},"defaultCloudIdentityServiceAccountId":{"value":7}}}']
-    const projectId = fixture.projects[0]
-    const rows = configs.map((config, i) => agentRow({id: `odd-config-${i}`, projectId, name: `odd-config-${i}`, role: 'baseline', creator: {kind: 'user', id: fixture.users[0]}, config}))
-    const raw = await createDb({driver: target.driver, url: target.url})
+    // A database of its own at the schema before the facts had columns, holding these configs.
+    const own = dialect === 'postgres' ? await createPgSchema() : (() => {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-configs-'))
+      return {url: join(dir, 'hub.db'), drop: async () => rmSync(dir, {recursive: true, force: true})}
+    })()
+    const rows = configs.map((config, i) => agentRow({id: `odd-config-${i}`, projectId: 'p', name: `odd-config-${i}`, role: 'baseline', creator: {kind: 'user', id: 'u'}, config}))
+    const raw = await createDb({driver: target.driver, url: own.url})
     try {
+      await migrate(raw, {upTo: '0012-adoption-original-covering'})
       await raw.db.insertInto('agents').values(rows).execute()
     } finally {
       await raw.close()
     }
-    const w = await loadWorld(store)
-    for (const r of rows) {
-      const {appliedRole, assignModeServiceAccount, configReadable} = w.agents.get(r.id)!
-      expect({appliedRole, assignModeServiceAccount, configReadable}, r.config).toEqual(configFacts(r.config, r.role))
+    const s = await openStore({driver: target.driver, url: own.url})
+    try {
+      await s.migrate()
+      const w = await loadWorld(s)
+      for (const r of rows) {
+        const f = agentConfigFactsOfText(r.config)
+        const {appliedRole, assignModeServiceAccount, configReadable} = w.agents.get(r.id)!
+        // The applied role falls back to the agent's role when the config names none.
+        expect({appliedRole, assignModeServiceAccount, configReadable}, r.config).toEqual({appliedRole: f.readable ? (f.appliedRole ?? r.role) : null, assignModeServiceAccount: f.assignModeServiceAccount, configReadable: f.readable})
+      }
+      expect(w.agents.get('odd-config-0')).toMatchObject({configReadable: false, appliedRole: null})
+      expect(w.agents.get('odd-config-10')).toMatchObject({configReadable: true, appliedRole: 'readonly'})
+      expect(w.agents.get('odd-config-14')).toMatchObject({configReadable: true, appliedRole: 'baseline', assignModeServiceAccount: true})
+    } finally {
+      await s.close()
+      await own.drop()
     }
   })
 
@@ -153,7 +175,7 @@ describeEachDialect('delegation planner over the legacy fixture', (dialect) => {
       await raw.close()
     }
     const joined = await loadWorld(store)
-    const apart = new Map((await store.agents.listPlannerFacts()).map((r) => [r.id, agentFacts(r)]))
+    const apart = new Map((await store.agents.listPlannerAgents()).map((a) => [a.id, a]))
     const edgesApart = new Map<string, EdgeFacts[]>()
     for (const e of await store.delegationEdges.listActiveFacts()) edgesApart.set(e.delegateAgentId, [...(edgesApart.get(e.delegateAgentId) ?? []), e])
     const byId = (xs: EdgeFacts[] | undefined) => [...(xs ?? [])].sort((a, b) => (a.id < b.id ? -1 : 1))

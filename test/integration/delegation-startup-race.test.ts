@@ -1,9 +1,10 @@
-import {expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {loadWorld, planAdoption} from '../../src/domain/delegation/planner.js'
 import type {AdoptionRecord} from '../../src/store/repositories/delegation-adoptions.js'
-import {describeEachDialect} from '../helpers/hub.js'
+import {describeEachDialect, pgAvailable} from '../helpers/hub.js'
+import {COHORT_KEY, MARKER_KEY, RETRY_VERSION} from '../../src/domain/delegation/types.js'
 import {buildLegacyFixture} from '../helpers/legacy-fixture.js'
-import {hubDbPerTest, openStoreOn} from '../helpers/restart-hub.js'
+import {hubDbPerTest, openStoreOn, startHubOn} from '../helpers/restart-hub.js'
 
 /**
  * A start-up pass never overwrites a record that changed under it (an admin commit on a serving
@@ -35,6 +36,47 @@ describeEachDialect('delegation start-up migration: a record taken over during t
       expect((await hub.store.delegationEdges.activeFor(first.agentId)).map((e) => e.id)).toEqual([first.edgeId])
     } finally {
       await other.close()
+    }
+  })
+})
+
+/**
+ * SPEC "Start-up migration run" 1: on the networked database the run is under the schema
+ * migration lock, so replicas starting together on one database run it once: one cohort
+ * snapshot, every adoptable hop adopted once, one record per examined hop.
+ */
+describe.skipIf(!(await pgAvailable()))('delegation start-up migration: replicas starting together [postgres]', () => {
+  const t = hubDbPerTest('postgres')
+
+  it('two Hubs starting at once on one database take one snapshot and adopt each hop once', async () => {
+    await buildLegacyFixture({driver: t.db.driver, url: t.db.url, agents: 40, depth: 4, seed: 9, anomalies: true, tokens: false})
+    const before = await openStoreOn(t.db)
+    const plan = await (async () => {
+      try {
+        return planAdoption(await loadWorld(before))
+      } finally {
+        await before.close()
+      }
+    })()
+    const adopt = plan.filter((h) => h.outcome === 'adopt')
+    expect(adopt.length).toBeGreaterThan(10)
+    const hubs = await Promise.all([startHubOn(t.db), startHubOn(t.db)])
+    try {
+      const store = hubs[0].store
+      expect(await store.hubSettings.get(COHORT_KEY)).toMatchObject({recordCount: plan.length})
+      const records = await store.delegationAdoptions.list()
+      expect(records).toHaveLength(plan.length)
+      expect(new Set(records.map((r) => r.delegateAgentId)).size).toBe(plan.length)
+      expect(await store.audit.list('delegation_provenance_adoption', 1000)).toHaveLength(adopt.length)
+      const byAgent = new Map(records.map((r) => [r.delegateAgentId, r]))
+      for (const h of adopt) {
+        expect(byAgent.get(h.agentId), h.agentId).toMatchObject({status: 'adopted'})
+        expect((await store.delegationEdges.activeFor(h.agentId)).map((e) => e.id), h.agentId).toEqual([byAgent.get(h.agentId)!.adoptedEdgeId])
+        expect((await store.delegationEdges.forAgent(h.agentId)).filter((e) => e.deactivationCause === 'provenance_adopted'), h.agentId).toHaveLength(1)
+      }
+      expect(await store.hubSettings.get(MARKER_KEY)).toMatchObject({retryVersion: RETRY_VERSION})
+    } finally {
+      for (const h of hubs) await h.dispose()
     }
   })
 })

@@ -52,7 +52,7 @@ describeEachDialect('delegation start-up migration', (dialect) => {
   }
   /** An agent written after the snapshot, with a version-0 edge (another replica of an old build) or a recorded one. */
   const lateAgent = async (s: Store, version: 0 | 1) => {
-    const [a] = await s.agents.listPlannerFacts()
+    const [a] = await s.agents.listPlannerAgents()
     const root = (await s.delegationEdges.listActive()).find((e) => e.delegator.kind === 'user' && e.delegator.id !== 'system/migration')!.delegator
     const id = newId()
     await s.agents.insert({id, projectId: a.projectId, name: `late-${id.slice(0, 6)}`, brokerId: null, phase: 'stopped', activity: null, detail: '', harnessConfig: 'claude', template: null, task: null, role: 'baseline', runtime: null, runtimeRef: null, config: {}, error: null, createdBy: {kind: 'user', id: root.id}, createdAt: FIXTURE_TIME, updatedAt: FIXTURE_TIME})
@@ -104,6 +104,52 @@ describeEachDialect('delegation start-up migration', (dialect) => {
     expect(unrecordedExcluded).toBeGreaterThan(0)
     expect(warn).toMatchObject({unrecordedHops: unrecordedExcluded, route: ADOPTION_STATUS_ROUTE})
     expect(warn!.msg).toContain(String(unrecordedExcluded))
+  })
+
+  it('the status view after the run: status, reason and project filters, counts of every record, limit default 100 and offset', async () => {
+    // Enough agents for more than one default page; the anomalies give records of every status and many reasons.
+    await buildLegacyFixture({driver: t.db.driver, url: t.db.url, agents: 120, depth: 4, seed: 13, anomalies: true, tokens: false})
+    const s = await start()
+    const all = await s.delegationAdoptions.list()
+    expect(all.length).toBeGreaterThan(100)
+    const admin = await createUser(t.hub, {systemAdmin: true})
+    const get = async (q: string) => {
+      const r = await t.hub.request('GET', `${ADOPTION_STATUS_ROUTE}?${q}`, {token: admin.token})
+      expect(r.status, `${q}: ${JSON.stringify(r.body)}`).toBe(200)
+      return r.body
+    }
+    const ids = (rs: Array<{id: string}>) => rs.map((r) => r.id).sort()
+    const byReason: Record<string, number> = {}
+    for (const r of all) if (r.reason) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1
+    const counts = {byStatus: tally(all), byReason}
+
+    const first = await get('')
+    expect(first).toMatchObject({snapshotTaken: true, total: all.length, limit: 100, offset: 0, counts})
+    expect(first.records).toHaveLength(100)
+    const max = await get('limit=500')
+    expect(ids(max.records)).toEqual(ids(all))
+    // Pages are slices of one order.
+    const page = await get('limit=30&offset=90')
+    expect(page.records.map((r: {id: string}) => r.id)).toEqual(max.records.slice(90, 120).map((r: {id: string}) => r.id))
+
+    const project = all.find((r) => r.reason === 'cycle')!.projectId!
+    const cases: Array<[string, (r: AdoptionRecord) => boolean]> = [
+      ['status=excluded', (r) => r.status === 'excluded'],
+      ['status=adopted', (r) => r.status === 'adopted'],
+      ['reason=root_inactive', (r) => r.reason === 'root_inactive'],
+      ['status=excluded&reason=cycle', (r) => r.status === 'excluded' && r.reason === 'cycle'],
+      [`projectId=${project}`, (r) => r.projectId === project],
+      [`projectId=${project}&status=recognized`, (r) => r.projectId === project && r.status === 'recognized'],
+    ]
+    for (const [q, keep] of cases) {
+      const want = all.filter(keep)
+      expect(want.length, q).toBeGreaterThan(0)
+      expect(want.length, q).toBeLessThan(all.length)
+      const b = await get(`${q}&limit=500`)
+      // The filters select the page and its total; the counts always cover every record.
+      expect({total: b.total, records: ids(b.records), counts: b.counts}, q).toEqual({total: want.length, records: ids(want), counts})
+    }
+    expect(await get('status=pending')).toMatchObject({total: 0, records: []})
   })
 
   it('a hop write that fails stops the run: later hops stay pending, the Hub serves, the next start goes on', async () => {

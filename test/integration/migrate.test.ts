@@ -6,6 +6,9 @@ import {afterEach, expect, it} from 'vitest'
 import {createDb, type DbHandle} from '../../src/store/create-db.js'
 import {migrate} from '../../src/store/migrate.js'
 import {MIGRATIONS} from '../../src/store/migrations/index.js'
+import {agentConfigFactsOfText} from '../../src/store/agent-config-facts.js'
+import {agentsRepo} from '../../src/store/repositories/agents.js'
+import {agentRow} from '../helpers/legacy-fixture.js'
 import {describeEachDialect, type Dialect} from '../helpers/hub.js'
 import {createPgSchema} from '../helpers/pg.js'
 
@@ -59,6 +62,40 @@ describeEachDialect('migrations', (dialect: Dialect) => {
     await sql`insert into kysely_migration (name, timestamp) values (${ALL[0]}, ${new Date().toISOString()})`.execute(h.db)
     expect((await migrate(h)).applied).toEqual(ALL.slice(1))
     expect(await recorded(h)).toEqual(ALL)
+  })
+
+  it('0013 fills the config facts of existing agents from their config; agents written later get them with it', async () => {
+    const h = await open()
+    await migrate(h, {upTo: '0012-adoption-original-covering'})
+    const configs = ['{broken', '[1]', '{"applied":null}', '{}', '{"applied":{"defaultAgentRole":{"value":"readonly"}}}',
+      '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"},"defaultCloudIdentityServiceAccountId":{"value":"sa@x"}}}',
+      '{"applied":{"defaultCloudIdentityMode":{"value":"Assign"},"defaultCloudIdentityServiceAccountId":{"value":""}}}']
+    // More rows than one page of the fill, most of them with the applied role agent creation writes.
+    const rows = [
+      ...configs.map((config, i) => agentRow({id: `odd-${i}`, projectId: 'p', name: `odd-${i}`, role: 'full', creator: {kind: 'user', id: 'u'}, config})),
+      ...Array.from({length: 1203}, (_, i) => agentRow({id: `a-${String(i).padStart(5, '0')}`, projectId: 'p', name: `a-${i}`, role: i % 3 ? 'full' : 'baseline', creator: {kind: 'user', id: 'u'}, assignAccount: i % 7 ? undefined : 'sa@x'})),
+    ]
+    for (let i = 0; i < rows.length; i += 200) await h.db.insertInto('agents').values(rows.slice(i, i + 200) as never).execute()
+    await migrate(h)
+    const got = await h.db.selectFrom('agents').select(['id', 'config_readable', 'applied_role', 'assign_mode_service_account']).execute()
+    expect(got).toHaveLength(rows.length)
+    const byId = new Map(got.map((r) => [r.id, r]))
+    for (const r of rows) {
+      const f = agentConfigFactsOfText(r.config)
+      expect(byId.get(r.id), r.config).toEqual({id: r.id, config_readable: f.readable ? 1 : 0, applied_role: f.appliedRole, assign_mode_service_account: f.assignModeServiceAccount ? 1 : 0})
+    }
+    // The cases the fill must tell apart, spelled out.
+    expect(byId.get('odd-0')).toMatchObject({config_readable: 0, applied_role: null})
+    expect(byId.get('odd-4')).toMatchObject({config_readable: 1, applied_role: 'readonly', assign_mode_service_account: 0})
+    expect(byId.get('odd-5')).toMatchObject({config_readable: 1, assign_mode_service_account: 1})
+    expect(byId.get('a-00003')).toMatchObject({config_readable: 1, applied_role: 'baseline'})
+
+    // Agent creation writes the facts of the config it stores.
+    const config = {applied: {defaultAgentRole: {value: 'readonly'}, defaultCloudIdentityMode: {value: 'Assign'}, defaultCloudIdentityServiceAccountId: {value: 'sa-1'}}}
+    const now = new Date().toISOString()
+    await agentsRepo(h.db, h.driver).insert({id: 'created', projectId: 'p', name: 'created', brokerId: null, phase: 'created', activity: null, detail: '', harnessConfig: 'shell', template: null, task: null, role: 'full', runtime: null, runtimeRef: null, config, error: null, createdBy: {kind: 'user', id: 'u'}, createdAt: now, updatedAt: now})
+    const created = await h.db.selectFrom('agents').select(['config_readable', 'applied_role', 'assign_mode_service_account']).where('id', '=', 'created').executeTakeFirstOrThrow()
+    expect(created).toEqual({config_readable: 1, applied_role: 'readonly', assign_mode_service_account: 1})
   })
 })
 

@@ -39,10 +39,13 @@ const OPEN = new Set(['pending', 'skipped_changed'])
  */
 async function adoptPlan(repos: Repos, scope: PlanScope) {
   if (scope.projectId !== undefined) scope = {...scope, projectId: await projectIdOf(repos, scope.projectId)}
-  const [world, records] = await Promise.all([loadWorld(repos), repos.delegationAdoptions.originalEdgeIndex()])
+  // Every planned edge is active, and an `adopted` record never names an active edge: adoption
+  // deactivates the original in the record's own transaction, and only a revert reactivates an
+  // original, turning the records of that adoption `reverted` in its transaction. So those
+  // records (all of them after a start-up adoption) stay in the database, not read and dropped.
+  const [world, records] = await Promise.all([loadWorld(repos), repos.delegationAdoptions.originalEdgeIndex('adopted')])
   const planned = planAdoption(world, scope)
-  // Only records naming a planned edge matter; after start-up adoption that is almost none of
-  // them (they name the version-0 rows adoption deactivated), so no map of every record is kept.
+  // Only records naming a planned edge matter, so no map of every record is kept.
   const plannedEdges = new Set<string>()
   for (const h of planned) if (h.edgeId) plannedEdges.add(h.edgeId)
   type Rec = {id: string; status: string; createdAt: string}

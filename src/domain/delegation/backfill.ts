@@ -16,16 +16,16 @@ export async function backfillDelegationEdges(store: Store, now: string, logger:
   const written = await store.transaction(async (tx) => {
     if (await tx.hubSettings.get(BACKFILL_MARKER_KEY)) return null
     const have = await tx.delegationEdges.agentIdsWithEdges()
-    // Raw, lean rows: an agent whose config no longer parses still gets its edge (the planner
-    // reports it as unreadable_agent_config instead of the backfill failing at every start).
-    const agents = await tx.agents.listPlannerFacts()
+    // The config is not read: an agent whose config no longer parses still gets its edge (the
+    // planner reports it as unreadable_agent_config instead of the backfill failing at every start).
+    const agents = await tx.agents.listCreators()
     const edges = agents
       .filter((a) => !have.has(a.id))
       .map((a) => ({
         id: newId(),
         delegateAgentId: a.id,
         projectId: a.projectId,
-        delegator: a.createdById ? {kind: a.createdByKind, id: a.createdById} : {...BACKFILL_SENTINEL},
+        delegator: a.createdBy ?? {...BACKFILL_SENTINEL},
         role: a.role,
         provenanceVersion: 0,
         sourceCredentialKind: null,

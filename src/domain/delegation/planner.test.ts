@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import type {EdgeFacts, EdgeRecord} from '../../store/repositories/delegation-edges.js'
-import {configFacts, planAdoption, planFingerprint, type AgentFacts, type PlannedHop, type World} from './planner.js'
+import {planAdoption, planFingerprint, type AgentFacts, type PlannedHop, type World} from './planner.js'
 import {POLICY_V1} from './policy-v1.js'
 import {MAX_WALK_DEPTH} from './types.js'
 
@@ -221,16 +221,5 @@ describe('closure, scope and order', () => {
     const fp = planFingerprint('adopt', hops)
     expect(planFingerprint('revert', hops)).not.toBe(fp)
     expect(planFingerprint('adopt', [{...hops[0], afterCeiling: ['project.read']}])).not.toBe(fp)
-  })
-})
-
-describe('configFacts', () => {
-  it('reads the applied role and the assign-mode account, and calls unparsable config unreadable', () => {
-    const applied = {applied: {defaultAgentRole: {value: 'baseline'}, defaultCloudIdentityMode: {value: 'Assign'}, defaultCloudIdentityServiceAccountId: {value: 'sa-1'}}}
-    expect(configFacts(JSON.stringify(applied), 'full')).toEqual({appliedRole: 'baseline', assignModeServiceAccount: true, configReadable: true})
-    expect(configFacts('{}', 'full')).toEqual({appliedRole: 'full', assignModeServiceAccount: false, configReadable: true})
-    expect(configFacts('{"applied":{"defaultCloudIdentityMode":{"value":"Assign"}}}', 'full').assignModeServiceAccount).toBe(false)
-    expect(configFacts('{not json', 'full').configReadable).toBe(false)
-    expect(configFacts('[1]', 'full').configReadable).toBe(false)
   })
 })

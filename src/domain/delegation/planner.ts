@@ -1,7 +1,7 @@
-import {createHash, hash} from 'node:crypto'
+import {createHash} from 'node:crypto'
 import type {Repos} from '../../store/store.js'
 import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
-import type {PlannerAgentFacts, PlannerFactsRow} from '../../store/repositories/agents.js'
+import type {PlannerAgentFacts} from '../../store/repositories/agents.js'
 import {classifyEdge, edgeFingerprint, parseCeiling} from './edge-class.js'
 import {BACKFILL_SENTINEL, POLICY_V1, policyV1Ceiling} from './policy-v1.js'
 import {MAX_WALK_DEPTH, type ExclusionReason, type Hop, type Outcome} from './types.js'
@@ -27,43 +27,14 @@ export interface PlanScope {
   agentIds?: string[]
 }
 
-type Applied = Record<string, {value?: unknown} | undefined>
-
-/** Reads the facts of an agent's raw config text; an unparsable or non-object config is unreadable. */
-export function configFacts(raw: string, role: string): Pick<AgentFacts, 'appliedRole' | 'assignModeServiceAccount' | 'configReadable'> {
-  let config: unknown
-  try {
-    config = JSON.parse(raw)
-  } catch {
-    return {appliedRole: null, assignModeServiceAccount: false, configReadable: false}
-  }
-  if (!config || typeof config !== 'object' || Array.isArray(config)) return {appliedRole: null, assignModeServiceAccount: false, configReadable: false}
-  const applied = (config as {applied?: unknown}).applied
-  if (applied !== undefined && (!applied || typeof applied !== 'object' || Array.isArray(applied))) return {appliedRole: null, assignModeServiceAccount: false, configReadable: false}
-  const a = (applied ?? {}) as Applied
-  const appliedRole = a.defaultAgentRole?.value
-  const account = a.defaultCloudIdentityServiceAccountId?.value
-  return {
-    appliedRole: typeof appliedRole === 'string' ? appliedRole : role,
-    assignModeServiceAccount: a.defaultCloudIdentityMode?.value === 'Assign' && typeof account === 'string' && account !== '',
-    configReadable: true,
-  }
-}
-
-/** Planner facts of one agent row with its raw config. */
-export function agentFacts(r: PlannerFactsRow): AgentFacts {
-  const createdBy = r.createdById ? {kind: r.createdByKind, id: r.createdById} : null
-  return {id: r.id, projectId: r.projectId, createdBy, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)}
-}
-
 /**
- * Loads everything the planner reads in bulk: lean columns, no timestamps. On SQLite agents and
- * active edges are read as value arrays with the config read by SQLite itself
- * (`listPlannerWorld`); elsewhere through the query builder with the config parsed here.
+ * Loads everything the planner reads in bulk: lean columns, no timestamps, the config's facts
+ * from their columns. On SQLite agents and active edges are read as value arrays
+ * (`listPlannerWorld`); elsewhere through the query builder.
  */
 export async function loadWorld(repos: Repos): Promise<World> {
   const bulk = await repos.agents.listPlannerWorld()
-  const [facts, edges] = bulk ? [bulk.agents, bulk.edges] : await Promise.all([repos.agents.listPlannerFacts().then((rows) => rows.map(agentFacts)), repos.delegationEdges.listActiveFacts()])
+  const [facts, edges] = bulk ? [bulk.agents, bulk.edges] : await Promise.all([repos.agents.listPlannerAgents(), repos.delegationEdges.listActiveFacts()])
   const users = await repos.users.statuses()
   const agents = new Map<string, AgentFacts>()
   for (const a of facts) agents.set(a.id, a)
@@ -325,53 +296,53 @@ export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] 
       if (inScope(a)) resolve(a)
     }
   } else for (const a of world.agents.values()) if (inScope(a)) resolve(a)
-  // Top-down: by depth, then agent ID (the default string sort, cheaper than a comparator).
+  // Top-down: by depth, then agent ID.
   const byDepth: string[][] = []
   for (const h of memo.values()) (byDepth[h.depth] ??= []).push(h.agentId)
   const hops: PlannedHop[] = []
-  for (const ids of byDepth) if (ids) for (const id of ids.sort()) hops.push(memo.get(id)!)
+  for (const ids of byDepth) if (ids) for (const id of ids.sort(byText)) hops.push(memo.get(id)!)
   return hops
 }
 
-/**
- * Fingerprint of a plan: the operation and every hop's API fields, order-insensitive. Two
- * previews of the same state give the same value; any change of outcome, reason, edge, role or
- * ceiling changes it. No timestamp is part of it. `recordStatus` adds the status of each hop's
- * record: a revert reactivates the very row an adopt plan named, so only the record's status
- * tells a plan committed before the revert from a new one (SPEC "Commit effects" 5).
- *
- * A full preview fingerprints every live agent's hop, so this is built for 100k hops: the
- * distinct ceilings enter once, as the sorted list of their SHA-256s, and each hop names its
- * ceilings by their place in that list (the planner shares ceiling arrays, so each is hashed
- * once); the tuples are sorted field by field (a total order, so any order of the same hops
- * gives the same sequence) and serialised in one call.
- */
-export function planFingerprint(operation: 'adopt' | 'revert', hops: Hop[], recordStatus?: (recordId: string) => string | undefined): string {
-  const digestOf = new Map<readonly string[], string>()
-  for (const h of hops) {
-    for (const c of [h.beforeCeiling, h.afterCeiling]) if (c !== null && !digestOf.has(c)) digestOf.set(c, hash('sha256', JSON.stringify(c), 'hex'))
-  }
-  const digests = [...new Set(digestOf.values())].sort()
-  const placeOfDigest = new Map(digests.map((d, i) => [d, i]))
-  const place = new Map([...digestOf].map(([c, d]) => [c, placeOfDigest.get(d)!]))
-  const tuples = hops.map((h) => {
-    const t: Array<string | number | null> = [h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, h.beforeCeiling && place.get(h.beforeCeiling)!, h.afterCeiling && place.get(h.afterCeiling)!, h.recordId]
-    if (recordStatus) t.push(h.recordId === null ? null : (recordStatus(h.recordId) ?? null))
-    return t
-  })
-  tuples.sort(compareTuples)
-  return createHash('sha256').update(JSON.stringify([operation, digests, tuples])).digest('hex')
-}
+/** Code-unit order, as the default sort gives, but cheaper for 100k IDs (docs/delegation.md); IDs are unique, so never equal. */
+const byText = (a: string, b: string): number => (a < b ? -1 : 1)
 
-/** Field by field; null sorts first. */
-function compareTuples(x: Array<string | number | null>, y: Array<string | number | null>): number {
-  for (let i = 0; i < x.length; i++) {
-    const a = x[i]
-    const b = y[i]
-    if (a === b) continue
-    if (a === null) return -1
-    if (b === null) return 1
-    return a < b ? -1 : 1
+/**
+ * Fingerprint of a plan: the operation and every hop's API fields, in the order given. The
+ * planner gives hops in an order that is a function of the state (top-down by depth, then agent
+ * ID), so two previews of the same state give the same value; any change of outcome, reason,
+ * edge, role or ceiling changes it. No timestamp is part of it. `recordStatus` adds the status
+ * of each hop's record: a revert reactivates the very row an adopt plan named, so only the
+ * record's status tells a plan committed before the revert from a new one (SPEC "Commit
+ * effects" 5).
+ *
+ * A full preview fingerprints every live agent's hop, so this is built for 100k hops: each
+ * distinct ceiling enters once, in order of first use, and hops name it by its place (the
+ * planner shares ceiling arrays, so a hop costs a map lookup, not a copy of its ceiling); the
+ * tuples are serialised in one call. No sort: the order is already canonical.
+ */
+export function planFingerprint(operation: 'adopt' | 'revert', hops: readonly Hop[], recordStatus?: (recordId: string) => string | undefined): string {
+  const ceilings: Array<readonly string[]> = []
+  const byArray = new Map<readonly string[], number>()
+  const byContent = new Map<string, number>()
+  const place = (c: readonly string[] | null): number | null => {
+    if (c === null) return null
+    let i = byArray.get(c)
+    if (i === undefined) {
+      // An equal ceiling in another array (hops not built by the planner) takes the same place.
+      const text = JSON.stringify(c)
+      i = byContent.get(text)
+      if (i === undefined) byContent.set(text, (i = ceilings.push(c) - 1))
+      byArray.set(c, i)
+    }
+    return i
   }
-  return 0
+  const tuples = new Array<Array<string | number | null>>(hops.length)
+  for (let i = 0; i < hops.length; i++) {
+    const h = hops[i]
+    const t: Array<string | number | null> = [h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, place(h.beforeCeiling), place(h.afterCeiling), h.recordId]
+    if (recordStatus) t.push(h.recordId === null ? null : (recordStatus(h.recordId) ?? null))
+    tuples[i] = t
+  }
+  return createHash('sha256').update(JSON.stringify([operation, ceilings, tuples])).digest('hex')
 }

@@ -3,7 +3,7 @@ import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions
 import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {newId} from '../shared/secrets.js'
 import {adoptHop, edgeSummary} from './adopt-hop.js'
-import {configFacts, planAdoption, type AgentFacts, type PlannedHop, type World} from './planner.js'
+import {planAdoption, type AgentFacts, type PlannedHop, type World} from './planner.js'
 import {RECORD_ORIGIN, type ExclusionReason, type SkipReason} from './types.js'
 
 /** Who adopts a hop at start-up: recorded as the record's actor and the audit record's. */
@@ -66,11 +66,11 @@ export async function refreshHop(tx: Repos, world: World, agentId: string): Prom
   const parentId = up?.kind === 'agent' ? up.id : null
   if (parentId) await setEdges(parentId)
   const ids = parentId ? [agentId, parentId] : [agentId]
-  const rows = new Map((await tx.agents.listPlannerFacts(ids)).map((r) => [r.id, r]))
+  const rows = new Map((await tx.agents.listPlannerAgents(ids)).map((a) => [a.id, a]))
   for (const id of ids) {
-    const r = rows.get(id)
-    if (!r) world.agents.delete(id)
-    else world.agents.set(id, {id, projectId: r.projectId, createdBy: r.createdById ? {kind: r.createdByKind, id: r.createdById} : null, role: r.role, deleted: r.deleted, ...configFacts(r.config, r.role)})
+    const a = rows.get(id)
+    if (!a) world.agents.delete(id)
+    else world.agents.set(id, a)
   }
 }
 

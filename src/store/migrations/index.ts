@@ -11,6 +11,7 @@ import * as m0009 from './0009-delegation-adoptions.js'
 import * as m0010 from './0010-broker-nonces.js'
 import * as m0011 from './0011-user-hub-roles.js'
 import * as m0012 from './0012-adoption-original-covering.js'
+import * as m0013 from './0013-agent-config-facts.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0010-broker-nonces': m0010,
   '0011-user-hub-roles': m0011,
   '0012-adoption-original-covering': m0012,
+  '0013-agent-config-facts': m0013,
 }

@@ -3,6 +3,7 @@ import type {AgentsTable, Database} from '../schema.js'
 import type {ArrayReader} from '../store.js'
 import type {EdgeFacts} from './delegation-edges.js'
 import {translateDbError} from '../db-errors.js'
+import {agentConfigFacts} from '../agent-config-facts.js'
 
 export interface AgentRecord {
   id: string
@@ -77,21 +78,9 @@ export interface AgentFilter {
   includeDeleted?: boolean
 }
 
-/** An agent as the delegation planner reads it; `config` stays raw text. */
-export interface PlannerFactsRow {
-  id: string
-  projectId: string
-  createdByKind: string
-  createdById: string
-  role: string
-  config: string
-  deleted: boolean
-}
-
 /**
- * An agent as the delegation planner decides it, with its config already read (the joined
- * SQLite read builds these directly; the planner's `agentFacts` builds them from a
- * `PlannerFactsRow` elsewhere).
+ * An agent as the delegation planner decides it, its config's facts read from their columns
+ * (`listPlannerWorld` on SQLite, `listPlannerAgents` anywhere; both through `plannerAgent`).
  */
 export interface PlannerAgentFacts {
   id: string
@@ -107,17 +96,33 @@ export interface PlannerAgentFacts {
   deleted: boolean
 }
 
-async function plannerFacts(db: Kysely<Database>, ids?: string[]): Promise<PlannerFactsRow[]> {
-  let q = db.selectFrom('agents').select(['id', 'project_id', 'created_by_kind', 'created_by_id', 'role', 'config', 'deleted_at'])
-  if (ids) q = q.where('id', 'in', ids.length ? ids : [''])
-  // No ORDER BY: on SQLite it walks the ID index with a row lookup each (a third slower at
-  // 100k agents); the planner sorts its own output.
-  const rows = await q.execute()
-  return rows.map((r) => ({id: r.id, projectId: r.project_id, createdByKind: r.created_by_kind, createdById: r.created_by_id, role: r.role, config: r.config, deleted: r.deleted_at !== null}))
+/**
+ * The agent columns the delegation planner reads, as one value array: the config facts come
+ * from their columns (agent-config-facts.ts), and the applied role as NULL when it is the
+ * agent's role (one string fewer per agent), integers for the flags on both databases.
+ */
+const PLANNER_AGENT_COLUMNS = `id, project_id, role, case when deleted_at is null then 0 else 1 end as deleted, config_readable, nullif(applied_role, role) as applied_role,
+  assign_mode_service_account, created_by_kind, created_by_id`
+type PlannerAgentRow = [id: string, projectId: string, role: string, deleted: number, readable: number, appliedRole: string | null, assignModeServiceAccount: number, createdByKind: string, createdById: string | null]
+
+function plannerAgent(r: PlannerAgentRow, intern: <T extends string | null>(s: T) => T = (s) => s): PlannerAgentFacts {
+  const role = intern(r[2])
+  const readable = r[4] === 1
+  return {
+    id: r[0],
+    projectId: intern(r[1]),
+    createdBy: r[8] ? {kind: intern(r[7]), id: r[8]} : null,
+    role,
+    appliedRole: readable ? (intern(r[5]) ?? role) : null,
+    assignModeServiceAccount: readable && r[6] === 1,
+    configReadable: readable,
+    deleted: r[3] === 1,
+  }
 }
 
 export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null) => ({
   async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode'>): Promise<AgentRecord> {
+    const facts = agentConfigFacts(a.config)
     try {
       const r = await db
         .insertInto('agents')
@@ -136,6 +141,9 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
           runtime: a.runtime,
           runtime_ref: a.runtimeRef,
           config: JSON.stringify(a.config),
+          config_readable: facts.readable ? 1 : 0,
+          applied_role: facts.appliedRole,
+          assign_mode_service_account: facts.assignModeServiceAccount ? 1 : 0,
           error: a.error,
           created_by_kind: a.createdBy.kind,
           created_by_id: a.createdBy.id,
@@ -173,18 +181,24 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     return rows.map(toAgent)
   },
   /**
-   * Every agent (deleted too), or those of `ids`, only the columns the delegation planner reads;
-   * config stays raw text. The start-up migration reads one chain at a time with `ids`.
+   * Every agent (deleted too) with its role and recorded creator: what the delegation-edge
+   * backfill writes an edge from. Only columns every schema since agents existed has (a legacy
+   * fixture runs the backfill on the schema of the release before provenance).
    */
-  listPlannerFacts(ids?: string[]): Promise<PlannerFactsRow[]> {
-    return plannerFacts(db, ids)
+  async listCreators(): Promise<Array<{id: string; projectId: string; role: string; createdBy: {kind: string; id: string} | null}>> {
+    const rows = await db.selectFrom('agents').select(['id', 'project_id', 'role', 'created_by_kind', 'created_by_id']).execute()
+    return rows.map((r) => ({id: r.id, projectId: r.project_id, role: r.role, createdBy: r.created_by_id ? {kind: r.created_by_kind, id: r.created_by_id} : null}))
+  },
+  /** Every agent (deleted too), or those of `ids`, as the delegation planner decides it. */
+  async listPlannerAgents(ids?: string[]): Promise<PlannerAgentFacts[]> {
+    if (ids && ids.length === 0) return []
+    const where = ids ? sql` where id in (${sql.join(ids)})` : sql``
+    const rows = await sql<Record<string, unknown>>`select ${sql.raw(PLANNER_AGENT_COLUMNS)} from agents${where}`.execute(db)
+    return rows.rows.map((r) => plannerAgent([r.id, r.project_id, r.role, Number(r.deleted), Number(r.config_readable), r.applied_role, Number(r.assign_mode_service_account), r.created_by_kind, r.created_by_id] as PlannerAgentRow))
   },
   /**
    * Every agent (deleted too) as the delegation planner decides it, and every active edge, on
-   * SQLite (null elsewhere: the planner then reads `listPlannerFacts` and the edges apart). The
-   * config is decided by SQLite's JSON functions instead of 100k configs crossing into JS. Same
-   * rules as the planner's `configFacts` (the delegation-planner test holds them together):
-   * unreadable = not valid JSON, not an object, or `applied` present and not an object.
+   * SQLite (null elsewhere: the planner then reads `listPlannerAgents` and the edges apart).
    *
    * Built for 100k agents: two table scans visited as value arrays (a join walks the edges in
    * index order, which costs more than both scans once adoption has rewritten the edges), and
@@ -194,8 +208,6 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
    */
   async listPlannerWorld(): Promise<{agents: PlannerAgentFacts[]; edges: EdgeFacts[]} | null> {
     if (driver === 'postgres' || !arrays) return null
-    const v = (path: string) => `case when json_valid(config) then json_extract(config, '$.applied.${path}.value') end`
-    const t = (path: string) => `case when json_valid(config) then json_type(config, '$.applied.${path}.value') end`
     const agents: PlannerAgentFacts[] = []
     const edges: EdgeFacts[] = []
     const texts = new Map<string, string>()
@@ -206,21 +218,7 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
       texts.set(s, s)
       return s
     }
-    const agent = (r: unknown[]) => {
-      const role = intern(r[2] as string)
-      const readable = r[4] === 1
-      const createdById = r[8] as string | null
-      agents.push({
-        id: r[0] as string,
-        projectId: intern(r[1] as string),
-        createdBy: createdById ? {kind: intern(r[7] as string), id: createdById} : null,
-        role,
-        appliedRole: readable ? (intern(r[5] as string | null) ?? role) : null,
-        assignModeServiceAccount: readable && r[6] === 1,
-        configReadable: readable,
-        deleted: r[3] === 1,
-      })
-    }
+    const agent = (r: unknown[]) => agents.push(plannerAgent(r as PlannerAgentRow, intern))
     const edge = (r: unknown[]) => {
       edges.push({
         id: r[0] as string,
@@ -239,12 +237,7 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     // Read together: agents and edges of one state of the database, as a joined query gives.
     await arrays(
       {
-        text: `select id, project_id, role, deleted_at is not null,
-          case when json_valid(config) and json_type(config) = 'object' and coalesce(json_type(config, '$.applied'), 'object') = 'object' then 1 else 0 end,
-          case when ${t('defaultAgentRole')} = 'text' then nullif(${v('defaultAgentRole')}, role) end,
-          case when ${v('defaultCloudIdentityMode')} = 'Assign' and ${t('defaultCloudIdentityServiceAccountId')} = 'text' and ${v('defaultCloudIdentityServiceAccountId')} <> '' then 1 else 0 end,
-          created_by_kind, created_by_id
-        from agents`,
+        text: `select ${PLANNER_AGENT_COLUMNS} from agents`,
         onRow: agent,
       },
       {
