@@ -98,7 +98,8 @@ function envFromApplied(applied: Record<string, {value: unknown}> | undefined): 
 export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   const {store, clock} = deps
   const now = () => iso(clock.now())
-  const view = (r: AgentRecord) => agentView(r, a.status.pendingFor(r.id), clock.now().getTime())
+  // `mark` is the status writer's read mark taken before the row was read (see status-writer).
+  const view = (r: AgentRecord, mark?: number) => agentView(r, a.status.pendingFor(r.id, mark), clock.now().getTime())
   const walk = a.access.walk
 
   /** The current version's files of a template (base64), for the broker to lay out. */
@@ -252,6 +253,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     },
 
     async list(ctx: CallContext, filter: {projectId?: string; userId?: string; phase?: string}): Promise<AgentView[]> {
+      const mark = a.status.readMark()
       const visible = await a.access.visibleProjects(ctx)
       let projectIds = visible ?? undefined
       if (filter.projectId) {
@@ -260,12 +262,13 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         projectIds = [pid]
       }
       const rows = await store.agents.list({projectIds, createdById: filter.userId})
-      const views = rows.map(view)
+      const views = rows.map((r) => view(r, mark))
       return filter.phase ? views.filter((v) => v.phase === filter.phase) : views
     },
 
     async get(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
-      return view(await load(ctx, ref, 'agent.read', projectRef))
+      const mark = a.status.readMark()
+      return view(await load(ctx, ref, 'agent.read', projectRef), mark)
     },
 
     async delete(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
@@ -378,6 +381,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const live = new Set(running)
       for (const rec of known) {
         if (!rec.deletedAt && rec.phase === 'running' && !live.has(rec.id)) {
+          // A report still pending would otherwise write its phase over the stop.
+          a.status.forget(rec.id)
           await store.agents.update(rec.id, {phase: 'stopped', activity: null, error: 'the broker no longer runs this agent'}, now())
         }
       }

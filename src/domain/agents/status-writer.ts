@@ -1,3 +1,4 @@
+import {performance} from 'node:perf_hooks'
 import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
 
@@ -8,17 +9,27 @@ export interface StatusPatch {
   heartbeatAt: string
 }
 
+/** How long a written batch stays overlaid on reads that began before it committed. */
+const COMMITTED_OVERLAY_MS = 30_000
+
 /**
  * Coalesces agents' status reports. A report lands in memory at once (later fields win) and is
  * written with others in one transaction every `intervalMs`, so a burst of reports costs one
  * write per agent per interval instead of one per report. Reads overlay the pending patch, so a
  * caller on this Hub sees its own report immediately; other replicas see it after the flush.
+ *
+ * A read takes `readMark()` before it reads the row. A batch that commits after that mark is
+ * still overlaid on that read: on PostgreSQL the read runs on another connection and may have
+ * seen the row from before the commit, and by the time it returns the batch has left memory.
  */
 export function createStatusWriter(deps: Deps, intervalMs = 200) {
   const pending = new Map<string, StatusPatch>()
   // The batch being written: still overlaid on reads until its transaction commits, or a read
   // in between would see neither the report nor the row it becomes.
   let inflight = new Map<string, StatusPatch>()
+  // Written batches, per agent (later fields win), with the epoch of their commit.
+  const committed = new Map<string, {patch: StatusPatch; epoch: number; at: number}>()
+  let epoch = 0
   let flushing: Promise<void> | null = null
 
   async function flush(): Promise<void> {
@@ -35,6 +46,13 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
             await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, lastHeartbeatAt: p.heartbeatAt}, now)
           }
         })
+        epoch += 1
+        const at = performance.now()
+        // Only what is still in flight: forget() during the write removed an agent on purpose.
+        for (const [agentId, p] of batch) {
+          if (inflight.get(agentId) !== p) continue
+          committed.set(agentId, {patch: {...committed.get(agentId)?.patch, ...p}, epoch, at})
+        }
       } catch (err) {
         // Keep the reports for the next round rather than lose them; newer ones win.
         for (const [agentId, p] of batch) pending.set(agentId, {...p, ...pending.get(agentId)})
@@ -47,7 +65,16 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
     return flushing
   }
 
-  const timer = setInterval(() => void flush(), intervalMs)
+  /** Drops written batches no read could still be missing. */
+  function prune() {
+    const horizon = performance.now() - COMMITTED_OVERLAY_MS
+    for (const [agentId, c] of committed) if (c.at < horizon) committed.delete(agentId)
+  }
+
+  const timer = setInterval(() => {
+    prune()
+    void flush()
+  }, intervalMs)
   timer.unref()
 
   return {
@@ -59,15 +86,26 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
       if (patch.detail !== undefined) next.detail = patch.detail
       pending.set(agentId, next)
     },
-    pendingFor(agentId: string): StatusPatch | undefined {
-      const writing = inflight.get(agentId)
-      const next = pending.get(agentId)
-      return writing && next ? {...writing, ...next} : (next ?? writing)
+    /** Taken before reading agent rows; pass it to `pendingFor` with each row read. */
+    readMark(): number {
+      return epoch
+    },
+    /**
+     * What to overlay on a row read after `mark` was taken: batches written since the mark,
+     * then the batch being written, then what is pending (later wins). Without a mark, only
+     * what has not been written yet.
+     */
+    pendingFor(agentId: string, mark = epoch): StatusPatch | undefined {
+      const written = committed.get(agentId)
+      const layers = [written && written.epoch > mark ? written.patch : undefined, inflight.get(agentId), pending.get(agentId)].filter((l) => l !== undefined)
+      if (layers.length <= 1) return layers[0]
+      return Object.assign({}, ...layers) as StatusPatch
     },
     /** Drops what is pending for an agent (it was stopped or deleted meanwhile). */
     forget(agentId: string) {
       pending.delete(agentId)
       inflight.delete(agentId)
+      committed.delete(agentId)
     },
     flush,
     async close() {

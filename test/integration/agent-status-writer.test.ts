@@ -1,0 +1,55 @@
+import pino from 'pino'
+import {afterAll, beforeAll, expect, it} from 'vitest'
+import {createStatusWriter} from '../../src/domain/agents/status-writer.js'
+import {systemClock} from '../../src/domain/shared/clock.js'
+import {startFakeBrokerHub, type FakeBrokerHub} from '../helpers/fake-broker-hub.js'
+import {describeEachDialect} from '../helpers/hub.js'
+
+/**
+ * The status writer on a real database: a read that began before a batch committed still sees
+ * the reports in it, whichever side of the commit its row came from. On PostgreSQL the read runs
+ * on another connection, so its row can predate the commit while the batch has left memory.
+ */
+describeEachDialect('agents: status reports stay visible across their flush', (dialect) => {
+  let hub: FakeBrokerHub
+  let agentId: string
+
+  beforeAll(async () => {
+    hub = await startFakeBrokerHub(dialect)
+    const r = await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name: 'writer', harnessConfig: 'shell'}})
+    expect(r.status).toBe(201)
+    agentId = r.body.agent.id
+  })
+  afterAll(() => hub?.dispose())
+
+  // The interval is far off so that only the test flushes.
+  const writer = () => createStatusWriter({store: hub.store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, 3_600_000)
+
+  it('a row read before the commit gets the committed batch overlaid; a read after the commit needs none', async () => {
+    const w = writer()
+    w.report(agentId, {activity: 'thinking', detail: 'pondering'})
+    const mark = w.readMark()
+    const before = await hub.store.agents.get(agentId)
+    expect(before).toMatchObject({activity: null})
+    await w.flush()
+    // The read above returns after the commit: the overlay still carries the report.
+    expect(w.pendingFor(agentId, mark)).toMatchObject({activity: 'thinking', detail: 'pondering'})
+    const after = await hub.store.agents.get(agentId)
+    expect(after).toMatchObject({activity: 'thinking', detail: 'pondering'})
+    expect(w.pendingFor(agentId, w.readMark())).toBeUndefined()
+    await w.close()
+  })
+
+  it('later reports win over a committed batch; forget drops every layer', async () => {
+    const w = writer()
+    w.report(agentId, {activity: 'executing', detail: 'first'})
+    const mark = w.readMark()
+    await w.flush()
+    w.report(agentId, {detail: 'second'})
+    expect(w.pendingFor(agentId, mark)).toMatchObject({activity: 'executing', detail: 'second'})
+    expect(w.pendingFor(agentId)).toEqual({heartbeatAt: expect.any(String), detail: 'second'})
+    w.forget(agentId)
+    expect(w.pendingFor(agentId, mark)).toBeUndefined()
+    await w.close()
+  })
+})
