@@ -27,6 +27,14 @@ export interface S3Options {
 const noop = () => {}
 const QUIET = {trace: noop, debug: noop, info: noop, warn: noop, error: noop}
 
+/**
+ * After an abandoned PutObject, the object is deleted at once and again after these delays: a
+ * server may still be running the handler of the request the SDK cut off and create the object
+ * after the first delete (s3rver does, with the bytes it got). Keys are never reused, so a late
+ * delete cannot remove anything else.
+ */
+const LATE_DELETE_MS = [2_000, 10_000]
+
 /** Parts of a multipart upload (used when the length is not known up front); S3 needs >= 5 MiB. */
 const PART_BYTES = 8 * 1024 * 1024
 
@@ -54,6 +62,12 @@ export function createS3BlobStore(o: S3Options): BlobStore {
     await client.send(new DeleteObjectCommand({Bucket, Key}))
   }
 
+  /** Removes what an abandoned upload may have left, now and late (see LATE_DELETE_MS). */
+  async function discard(Key: string) {
+    for (const ms of LATE_DELETE_MS) setTimeout(() => void remove(Key).catch(noop), ms).unref()
+    await remove(Key).catch(noop)
+  }
+
   async function putKnownLength(Key: string, body: Readable, size: number, opts: PutOptions): Promise<BlobInfo> {
     const m = measuring(opts.limit)
     const piped = pipeline(body, m.stream, ...(opts.signal ? [{signal: opts.signal}] : [])) as Promise<void>
@@ -68,7 +82,7 @@ export function createS3BlobStore(o: S3Options): BlobStore {
     } catch (err) {
       m.stream.destroy()
       await Promise.allSettled([piped, sent])
-      await remove(Key).catch(() => {})
+      await discard(Key)
       throw err
     }
   }
