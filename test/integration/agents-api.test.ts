@@ -214,6 +214,19 @@ describeEachDialect('agents: the API', (dialect) => {
     expect((await report({activity: 'idle'}, hub.devToken)).status).toBe(200)
   })
 
+  it('a broker that no longer runs an agent stops it, and a report still waiting to be written does not bring it back', async () => {
+    const a = (await create({name: 'vanishing'})).body.agent
+    // The agent's last report says running; it is still in memory when the broker's hello
+    // (which no longer names the agent) is reconciled.
+    expect((await hub.request('POST', `/api/v1/agents/${a.id}/status`, {body: {phase: 'running', activity: 'thinking'}, token: hub.tokenOf(a.id)})).status).toBe(200)
+    await hub.services.agents.reconcile(a.brokerId, [])
+    expect((await get(a.id)).body.agent).toMatchObject({phase: 'stopped', activity: null, error: expect.stringMatching(/no longer runs/)})
+    // Past the writer's next batches, the stop stands in the database and in reads.
+    await new Promise((r) => setTimeout(r, 600))
+    expect(await hub.store.agents.get(a.id)).toMatchObject({phase: 'stopped'})
+    expect((await get(a.id)).body.agent).toMatchObject({phase: 'stopped', activity: null})
+  })
+
   it('a running agent not heard from within the heartbeat timeout reads as offline; a report brings it back', async () => {
     const a = (await create({name: 'quiet'})).body.agent
     expect((await get(a.id)).body.agent.activity).toBe(null)
