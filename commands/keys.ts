@@ -3,7 +3,7 @@ import {AppError} from '../src/api/app-error.js'
 import {BaseCommand} from '../src/cli/base-command.js'
 import {NAMED_KEY_HELP, namedKeyBytes} from '../src/cli/named-keys.js'
 import {projectOrDefault} from '../src/cli/project-ref.js'
-import {agentPath} from '../src/client/agents-client.js'
+import {agentRoute} from '../src/client/agents-client.js'
 
 type Result = {operationId: string; delivered: true}
 
@@ -30,7 +30,7 @@ A named key (${NAMED_KEY_HELP}) is sent as that key; anything else, or any argum
     const client = await this.client(flags.hub)
     // An older Hub without the keys route is hub_unsupported (the client maps its "no route"
     // 404); the CLI never falls back to the message route.
-    return client.call<Result>('POST', `${agentPath(projectId, args.agent)}/keys`, {keys})
+    return client.call<Result>('POST', `${agentRoute(args.agent, projectId)}/keys`, {keys})
   }
 
   protected override human(r: Result): string {

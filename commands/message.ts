@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {AppError} from '../src/api/app-error.js'
 import {BaseCommand} from '../src/cli/base-command.js'
 import {projectOrDefault} from '../src/cli/project-ref.js'
-import {agentPath} from '../src/client/agents-client.js'
+import {agentRoute} from '../src/client/agents-client.js'
 
 type Result = {messageId: string; messageIds?: string[]}
 
@@ -34,7 +34,7 @@ The message is pasted into the agent's terminal and Enter pressed. --plain types
     const client = await this.client(flags.hub)
     const body = {message: args.text, ...(flags.interrupt && {interrupt: true}), ...(flags.plain && {plain: true})}
     if (flags.broadcast) return client.call<Result>('POST', `/api/v1/projects/${encodeURIComponent(args.target)}/broadcast`, body)
-    return client.call<Result>('POST', `${agentPath(projectOrDefault(flags.project, await this.settings()), args.target)}/message`, body)
+    return client.call<Result>('POST', `${agentRoute(args.target, projectOrDefault(flags.project, await this.settings()))}/message`, body)
   }
 
   protected override human(r: Result): string {

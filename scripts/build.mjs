@@ -37,7 +37,8 @@ rmSync(fresh, {recursive: true, force: true})
 await buildWeb()
 try {
   await build({
-    entryPoints: {cli: 'src/cli/entry.ts'},
+    // `hook` is the fast path of harness hooks (bin/run.js loads it alone for `svc hook ...`).
+    entryPoints: {cli: 'src/cli/entry.ts', hook: 'src/cli/hook-main.ts'},
     outdir: fresh,
     bundle: true,
     splitting: true,

@@ -12,11 +12,15 @@ import type {HubConfig} from './domain/hub-config.js'
 import {createServices} from './domain/services.js'
 import {parseDuration, systemClock, type Clock} from './domain/shared/clock.js'
 import {buildApp} from './server/app.js'
+import {sweepStorageOrphans} from './domain/artifacts/orphan-sweep.js'
+import type {HttpLimits} from './server/http-limits.js'
 import {artifactPageRoutes} from './server/routes/artifact-page.js'
 import {artifactRoutes} from './server/routes/artifacts.js'
 import {openStore, type Store} from './store/store.js'
 import {createSettingsService} from './domain/settings/settings-service.js'
 import {adminSettingsRoutes} from './server/routes/admin-settings.js'
+import {eventRoutes} from './server/routes/events.js'
+import {channelsOf, createNotifier} from './domain/events/notifications.js'
 import {delegationAdoptionRoutes} from './server/routes/delegation-adoption.js'
 import {createAdoptionService} from './domain/delegation/adoption-service.js'
 import {webRoutes} from './server/routes/web.js'
@@ -30,6 +34,7 @@ import {createHubTelemetry, type HubTelemetry} from './telemetry/hub-telemetry.j
 import {withTelemetryEnv} from './telemetry/config.js'
 import {telemetryRoutes} from './server/routes/telemetry.js'
 import {startColocatedBroker, type RunningBroker} from './colocated-broker.js'
+import {removeHubRecord, writeHubRecord} from './config/hub-record.js'
 
 export interface Hub {
   app: FastifyInstance
@@ -57,6 +62,8 @@ export interface HubOptions {
   settingsPoll?: (tick: () => Promise<void>) => () => void
   /** Failure injection into the start-up provenance adoption (tests): snapshot and hop writes. */
   delegationStartup?: StartupAdoptionHooks
+  /** HTTP timeouts and caps (tests give short ones); DEFAULT_HTTP_LIMITS otherwise. */
+  limits?: Partial<HttpLimits>
 }
 
 /** `server.auth.session_ttl` as milliseconds; a value that is not a duration stops start-up. */
@@ -154,7 +161,19 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     await telemetry.start()
     deps.telemetry = telemetry.emit
     const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings})
-    services.routePlugins.push(adminSettingsRoutes(settings))
+    // Agent events: this replica's feed of the log, the SSE route, and webhook notifications.
+    await services.agentFeed.start()
+    const heartbeatMs = Number(env.SVC_EVENTS_HEARTBEAT_MS) || undefined
+    services.routePlugins.push(eventRoutes(services.events, {heartbeatMs}))
+    const notifier = createNotifier(deps, services.agentFeed, {
+      channels: () => channelsOf(settings.resolved()),
+      hub: () => {
+        const t = settings.resolved() as {server?: {hub?: {hub_name?: unknown}}}
+        return {name: typeof t.server?.hub?.hub_name === 'string' ? t.server.hub.hub_name : '', url: config.publicUrl ?? ''}
+      },
+    })
+    notifier.start()
+    services.routePlugins.push(adminSettingsRoutes(settings, {notifications: () => notifier.status()}))
     services.routePlugins.push(delegationAdoptionRoutes(createAdoptionService(deps)))
     // Secret values are encrypted with SVC_SECRETS_KEY or ~/.svc/secrets.key (read on first use).
     let secretsKey: Buffer | null = null
@@ -163,8 +182,10 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       userScopeOnly: () => (settings.resolved() as {agent_secrets?: {user_scope_only?: unknown}}).agent_secrets?.user_scope_only === true,
     })
     services.routePlugins.push(secretRoutes(secrets))
+    services.agents.useSecrets((projectId, userId, keys) => secrets.valuesFor(projectId, userId, keys))
     const blobs = await blobStoreFrom(bootstrap, env)
     if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
+    else await sweepStorageOrphans(store, blobs, logger).catch((err) => logger.warn({err}, 'the storage clean-up at start failed; continuing'))
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
     services.routePlugins.push(artifactRoutes(artifacts), artifactPageRoutes(artifacts))
     // The web client; a workstation Hub with dev auth signs its loopback browser in as the dev user.
@@ -186,7 +207,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     const brokerEvents = createBrokerEvents({brokers: services.brokers, agents: services.agents, logger, telemetry})
     tunnels.onEvent = brokerEvents.onEvent
     tunnels.onDisconnect = brokerEvents.onDisconnect
-    const app = await buildApp({services, logger, tunnels})
+    const app = await buildApp({services, logger, tunnels, limits: opts.limits})
     // Scheduled and recurring messages: claimed atomically, so replicas never fire one twice.
     const scheduler = setInterval(() => void services.messages.runDue().catch((err) => logger.warn({err}, 'scheduled messages failed')), 1000)
     scheduler.unref()
@@ -202,7 +223,9 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       telemetry,
       colocated: null,
       close: async () => {
+        removeHubRecord(env)
         clearInterval(scheduler)
+        await notifier.close()
         await hub.colocated?.stop()
         tunnels.closeAll()
         await app.close()
@@ -228,6 +251,14 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
   const actualPort = typeof addr === 'object' && addr ? addr.port : port
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`
   hub.logger.info({url, mode: bootstrap.mode, driver: bootstrap.values['server.database.driver']}, 'hub listening')
+  // The CLI finds a workstation Hub on any port through this record (removed by close()).
+  if (bootstrap.mode === 'workstation') {
+    try {
+      writeHubRecord(url.replace('//0.0.0.0:', '//127.0.0.1:'), hub.env)
+    } catch (err) {
+      hub.logger.warn({err: (err as Error).message}, 'could not record the Hub URL for the CLI')
+    }
+  }
   if (bootstrap.values['server.broker.enabled'] === true) {
     const loopback = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${actualPort}`
     hub.colocated = await startColocatedBroker({
@@ -242,6 +273,7 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
       runtimeSettings: () => (hub.services.settings?.resolved() ?? bootstrap.tree) as never,
       onSettingsChange: hub.services.settings && ((fn) => hub.services.settings!.onChange(fn)),
       debug: ['debug', 'trace'].includes(bootstrap.logLevel),
+      defaultRuntime: String(bootstrap.values['server.broker.runtime'] ?? ''),
     })
     // The broker's tunnel being open is not enough: the Hub dispatches only to a broker whose
     // hello it has read. Wait for that (briefly) so the first create after start-up finds it.

@@ -1,34 +1,73 @@
 import {Args, Flags} from '@oclif/core'
+import {AppError} from '../../src/api/app-error.js'
 import {BaseCommand} from '../../src/cli/base-command.js'
 import {projectOrDefault} from '../../src/cli/project-ref.js'
 import {agentsApi, type Agent} from '../../src/client/agents-client.js'
 import {agentFields} from '../../src/cli/agent-render.js'
 
+/** `KEY=VALUE` pairs of --secret. */
+function secretFlags(values: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const v of values ?? []) {
+    const eq = v.indexOf('=')
+    if (eq < 1) throw new AppError('usage_error', `--secret expects KEY=VALUE, not ${JSON.stringify(v.replace(/=.*$/, '=...'))}`)
+    out[v.slice(0, eq)] = v.slice(eq + 1)
+  }
+  return out
+}
+
 export default class AgentCreate extends BaseCommand<{agent: Agent}> {
   static override description = `Create an agent and dispatch it to a runtime broker.
 
-The project is --project, else SVC_HUB_GROVE_ID, else hub.grove_id in .svc/settings.yaml, else the workstation's "default" project. The broker is --broker, else the project's default broker, else the Hub's default (its co-located broker on a workstation).`
-  static override examples = ['<%= config.bin %> agent create demo --harness shell', '<%= config.bin %> agent create fixer --harness claude --task "fix the failing test" --project acme']
-  static override args = {name: Args.string({description: 'Name of the agent, unique in its project.', required: true})}
+The harness (--harness: shell, claude, codex, gemini, opencode or a config of the settings) runs in the agent's own git worktree of the project's checkout, on the branch svc/<name>, with TASK as its first prompt.
+
+The project is --project, else SVC_HUB_GROVE_ID, else hub.grove_id in .svc/settings.yaml, else the workstation's "default" project. The broker is --broker, else the project's default broker, else the Hub's default (its co-located broker on a workstation).
+
+Secrets the harness needs (an API key) come from the project's secrets or your own; missing ones are asked for on a terminal and stored as your user-scope secrets of the project (--secret KEY=VALUE does the same without a prompt). An agent that does not start exits 1 (agent_failed).`
+  static override examples = [
+    '<%= config.bin %> agent create fix --harness claude "fix the failing test"',
+    '<%= config.bin %> agent create demo --harness shell',
+    '<%= config.bin %> agent create fixer --harness codex --task "fix the failing test" --project acme',
+  ]
+  static override args = {
+    name: Args.string({description: 'Name of the agent, unique in its project.', required: true}),
+    task: Args.string({description: 'Task: the harness\'s first prompt (or use --task).'}),
+  }
   static override flags = {
-    harness: Flags.string({description: 'Harness config (built-in: shell).'}),
+    harness: Flags.string({description: 'Harness config (built-in: shell, claude, codex, gemini, opencode).'}),
     project: Flags.string({description: 'Project ID or slug.'}),
     template: Flags.string({description: 'Template ID or name.'}),
     task: Flags.string({description: 'Task given to the harness.'}),
     broker: Flags.string({description: 'Broker ID to run on.'}),
     role: Flags.string({description: 'Agent role.', options: ['readonly', 'baseline', 'full', 'none']}),
+    secret: Flags.string({description: 'KEY=VALUE: store a secret the harness needs as your own secret of the project first.', multiple: true}),
     hub: Flags.string({description: 'Hub URL.'}),
   }
 
   async execute() {
     const {args, flags} = await this.parse(AgentCreate)
+    if (args.task !== undefined && flags.task !== undefined) throw new AppError('usage_error', 'give the task once: as the second argument or with --task')
     const projectId = projectOrDefault(flags.project, await this.settings())
     const api = agentsApi(await this.client(flags.hub))
-    return api.create({name: args.name, projectId, harnessConfig: flags.harness, template: flags.template, task: flags.task, brokerId: flags.broker, role: flags.role})
+    for (const [key, value] of Object.entries(secretFlags(flags.secret))) await api.putSecret(projectId, key, value, 'user')
+    const body = {name: args.name, projectId, harnessConfig: flags.harness, template: flags.template, task: args.task ?? flags.task, brokerId: flags.broker, role: flags.role}
+    let result: {agent: Agent}
+    try {
+      result = await api.create(body)
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'missing_secrets') || !(await this.canPrompt())) throw err
+      // The spec's "gathered interactively at agent creation": ask, store as the user's own, retry once.
+      const missing = ((err.details?.missing as Array<{key: string; description: string}> | undefined) ?? []).map((m) => ({key: m.key, description: m.description, type: 'environment' as const}))
+      const {gatherRequiredSecrets} = await import('../../src/config/required-secrets.js')
+      process.stderr.write(`${err.message}\n`)
+      for (const s of await gatherRequiredSecrets(missing, {}, {canPrompt: true})) await api.putSecret(projectId, s.key, s.value, 'user')
+      result = await api.create(body)
+    }
+    if (result.agent.phase === 'error') throw new AppError('agent_failed', `agent ${result.agent.name} was created but did not start: ${result.agent.error ?? 'unknown reason'}`, {agent: result.agent})
+    return result
   }
 
   protected override human({agent}: {agent: Agent}): string {
-    const head = agent.phase === 'error' ? `Agent ${agent.name} failed to start: ${agent.error}` : `Agent ${agent.name} is ${agent.phase}.`
-    return `${head}\n${agentFields(agent)}`
+    return `Agent ${agent.name} is ${agent.phase}.\n${agentFields(agent)}`
   }
 }

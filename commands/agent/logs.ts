@@ -1,9 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 import {AppError} from '../../src/api/app-error.js'
+import {terminalText} from '../../src/api/terminal-text.js'
 import {BaseCommand} from '../../src/cli/base-command.js'
 import {projectOrDefault} from '../../src/cli/project-ref.js'
 import {runTerminal} from '../../src/cli/ws-terminal.js'
-import {agentPath, agentsApi} from '../../src/client/agents-client.js'
+import {agentRoute, agentsApi} from '../../src/client/agents-client.js'
 
 export default class AgentLogs extends BaseCommand<{logs: string} | null> {
   static override description = 'Print an agent\'s output; with --follow, stream it live until interrupted.'
@@ -18,9 +19,11 @@ export default class AgentLogs extends BaseCommand<{logs: string} | null> {
     const {args, flags} = await this.parse(AgentLogs)
     const projectId = projectOrDefault(flags.project, await this.settings())
     const client = await this.client(flags.hub)
-    if (!flags.follow) return {logs: await agentsApi(client).logs(projectId, args.agent)}
+    // The saved output is terminal bytes: escape sequences would recolour or retitle the
+    // reader's terminal and clutter --json, so both get plain text (as the web page shows).
+    if (!flags.follow) return {logs: terminalText(await agentsApi(client).logs(projectId, args.agent))}
     let failure: AppError | null = null
-    const code = await runTerminal(`${client.endpoint}${agentPath(projectId, args.agent)}/logs`, {
+    const code = await runTerminal(`${client.endpoint}${agentRoute(args.agent, projectId)}/logs`, {
       interactive: false,
       onError: (c, m) => (failure = new AppError(c as never, m)),
     })

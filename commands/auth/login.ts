@@ -32,6 +32,7 @@ By default a browser opens on this machine and the Hub hands the session back to
     const client = new HubClient(endpoint, null)
     // Fails fast (unreachable Hub, no OpenID provider) before a browser or a listener is involved.
     const {oidc} = await client.signInProviders()
+    if (!oidc) throw new AppError('oidc_unconfigured', `interactive sign-in is not configured on ${endpoint}: its operator sets server.auth.oidc.issuer_url, client_id and client_secret`)
     const browser = !flags['no-browser'] && canOpenBrowser()
     const device = flags.device || (!flags['no-browser'] && !browser && oidc.deviceFlow)
     if (flags.device && !oidc.deviceFlow) {

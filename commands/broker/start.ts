@@ -14,7 +14,7 @@ The broker opens a tunnel to the Hub and runs the agents the Hub sends it. The f
     name: Flags.string({description: 'Name of the broker (default: this host\'s name).'}),
     'join-token': Flags.string({description: 'Join token from `svc broker register` (or SVC_BROKER_JOIN_TOKEN).', env: 'SVC_BROKER_JOIN_TOKEN'}),
     'state-dir': Flags.string({description: 'Where the broker keeps its identity and agents (default ~/.svc/broker-<hub host>).'}),
-    runtime: Flags.string({description: 'Runtime to use (default: docker, else podman, else local).', options: ['local', 'docker', 'podman', 'kubernetes']}),
+    runtime: Flags.string({description: 'Runtime of new agents (default: the one chosen at this broker\'s first start: docker, else podman, else local, kept in --state-dir).', options: ['local', 'docker', 'podman', 'kubernetes']}),
     port: Flags.integer({description: 'Port of the local API.', default: 9800, min: 0, max: 65535}),
     host: Flags.string({description: 'Address of the local API.', default: '127.0.0.1'}),
     debug: Flags.boolean({description: 'Log at debug level.'}),

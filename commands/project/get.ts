@@ -4,6 +4,9 @@ import {projectOf} from '../../src/cli/project-ref.js'
 import {fields} from '../../src/cli/render.js'
 import type {Project} from '../../src/client/hub-client.js'
 
+/** Usage totals among the stats: shown as one `Usage` line. */
+const USAGE_KEYS = new Set(['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'modelCalls', 'costUsd'])
+
 type Result = {project: Project & {stats: Record<string, number>}}
 
 export default class ProjectGet extends BaseCommand<Result> {
@@ -26,7 +29,10 @@ export default class ProjectGet extends BaseCommand<Result> {
       ['Description', p.description],
       ['Your role', p.role],
       ['Created', p.createdAt],
-      ...Object.entries(p.stats).map(([k, v]) => [k.charAt(0).toUpperCase() + k.slice(1), v] as [string, number]),
+      ...Object.entries(p.stats)
+        .filter(([k]) => !USAGE_KEYS.has(k))
+        .map(([k, v]) => [k.charAt(0).toUpperCase() + k.slice(1), v] as [string, number]),
+      ['Usage', p.stats.modelCalls === undefined ? null : `${p.stats.inputTokens} tokens in, ${p.stats.outputTokens} out, ${p.stats.modelCalls} model calls, $${p.stats.costUsd.toFixed(2)}`],
     ])
   }
 }

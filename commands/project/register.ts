@@ -5,43 +5,59 @@ import {BaseCommand} from '../../src/cli/base-command.js'
 import {fields} from '../../src/cli/render.js'
 import type {Project} from '../../src/client/hub-client.js'
 
-/** The checkout's `origin` remote, when the current directory is a git checkout. */
-function originRemote(): string | null {
+/** `git <args>` in the current directory: its output, or null outside a checkout or on failure. */
+function gitHere(args: string[]): string | null {
   try {
-    return execFileSync('git', ['remote', 'get-url', 'origin'], {stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000}).toString().trim() || null
+    return execFileSync('git', args, {stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000}).toString().trim() || null
   } catch {
     return null
   }
 }
 
-export default class ProjectRegister extends BaseCommand<{project: Project; created: boolean}> {
+interface RegisterResult {
+  project: Project
+  created: boolean
+  /** The checkout's settings file that now names the project (hub.grove_id), when run in a checkout. */
+  linked: string | null
+}
+
+export default class ProjectRegister extends BaseCommand<RegisterResult> {
   static override description = `Register a project, or link to the one already registered for the same git remote.
 
-NAME defaults to the current directory's name and --remote to the checkout's origin remote.`
+NAME defaults to the checkout's (or the current directory's) name and --remote to the checkout's origin remote. Run inside a git checkout, it also links the checkout: the Hub records its path (agents work in git worktrees of it, on svc/<agent> branches) and hub.grove_id is written to <checkout>/.svc/settings.yaml, so svc commands run there use this project.`
   static override examples = ['<%= config.bin %> project register', '<%= config.bin %> project register demo --remote git@github.com:acme/demo.git']
   static override args = {name: Args.string({description: 'Project name.'})}
   static override flags = {
     remote: Flags.string({description: 'Git remote URL (default: `git remote get-url origin`).'}),
     'no-remote': Flags.boolean({description: 'Register without a git remote.', exclusive: ['remote']}),
+    'no-link': Flags.boolean({description: 'Do not link the current checkout (no localPath, no .svc/settings.yaml).'}),
     hub: Flags.string({description: 'Hub URL.'}),
   }
 
   async execute() {
     const {args, flags} = await this.parse(ProjectRegister)
-    const gitRemote = flags['no-remote'] ? null : (flags.remote ?? originRemote())
-    const name = args.name ?? basename(process.cwd())
-    return (await this.client(flags.hub)).registerProject({name, gitRemote})
+    const checkout = flags['no-link'] ? null : gitHere(['rev-parse', '--show-toplevel'])
+    const gitRemote = flags['no-remote'] ? null : (flags.remote ?? gitHere(['remote', 'get-url', 'origin']))
+    const name = args.name ?? basename(checkout ?? process.cwd())
+    const result = await (await this.client(flags.hub)).registerProject({name, gitRemote, ...(checkout && {localPath: checkout})})
+    let linked: string | null = null
+    if (checkout) {
+      const {linkCheckout} = await import('../../src/config/settings-service.js')
+      linked = await linkCheckout(checkout, result.project.id)
+    }
+    return {...result, linked}
   }
 
-  protected override human({project, created}: {project: Project; created: boolean}): string {
+  protected override human({project, created, linked}: RegisterResult): string {
     return [
       created ? `Registered project ${project.name}.` : `Linked to existing project ${project.name}.`,
       fields([
         ['ID', project.id],
         ['Slug', project.slug],
         ['Git remote', project.gitRemote],
+        ['Checkout', project.localPath],
       ]),
-      `Use it with --project ${project.id}, SVC_HUB_GROVE_ID, or hub.grove_id in .svc/settings.yaml.`,
+      linked ? `Linked this checkout (hub.grove_id in ${linked}): agents created here work in worktrees of it.` : `Use it with --project ${project.id}, SVC_HUB_GROVE_ID, or hub.grove_id in .svc/settings.yaml.`,
     ].join('\n')
   }
 }

@@ -1,5 +1,8 @@
 import {Args, Flags} from '@oclif/core'
+import {AppError} from '../../src/api/app-error.js'
 import {BaseCommand} from '../../src/cli/base-command.js'
+import {nodeAt} from '../../src/config/schema/walk.js'
+import {META_KEYS} from '../../src/domain/settings/keys.js'
 
 export default class SettingsGet extends BaseCommand<unknown> {
   static override description = `Print the Hub's settings (admin): all of them, or one dotted key.
@@ -11,6 +14,10 @@ Reads GET /api/v1/admin/server-config: effective values (database sections over 
 
   async execute(): Promise<unknown> {
     const {args, flags} = await this.parse(SettingsGet)
+    // An unknown key is refused before any request: printing nothing would read as "unset".
+    if (args.key && !META_KEYS.has(args.key.split('.')[0]) && !nodeAt(args.key.split('.'))) {
+      throw new AppError('usage_error', `unknown setting "${args.key}": see \`svc settings get\` for every key, and docs/settings.md`)
+    }
     const all = await (await this.client(flags.hub)).call<Record<string, unknown>>('GET', '/api/v1/admin/server-config')
     if (!args.key) return all
     let cur: unknown = all

@@ -28,6 +28,50 @@ export interface AgentDto {
    * it came from: request, project, hub or coded.
    */
   appliedSettings: Record<string, {value: unknown; from: string}>
+  /** The agent's git worktree and branch (path as its broker sees it); null without a checkout. */
+  workspace: AgentWorkspace | null
+  /** The image it was dispatched with (container runtimes), and its sandbox (`bubblewrap`, `none` (unsandboxed on purpose), `container`, or null). */
+  image: string | null
+  sandbox: string | null
+  /** Turns ended so far (counted against `max_turns`). */
+  turns: number
+  /** Usage its harness reported; null until it reports any. */
+  usage: AgentUsage | null
+}
+
+/** Where an agent works: a git worktree on its own branch, made from `baseRef` at `baseCommit`. */
+export interface AgentWorkspace {
+  path: string
+  branch: string
+  /** The checkout's branch the agent's branch was made from (what a merge lands on). */
+  baseRef: string
+  baseCommit: string
+}
+
+/** Usage totals of an agent, as its harness reports them. */
+export interface AgentUsage {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens?: number
+  cacheWriteTokens?: number
+  modelCalls: number
+  /** US dollars, as the harness computes it (or the Hub from a price table). */
+  costUsd: number
+  /** The latest totals of each harness session (a restart or resume starts another), by session ID. */
+  sessions?: Record<string, SessionUsageTotals>
+}
+
+/** One harness session's cumulative usage, as last reported. */
+export interface SessionUsageTotals {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens?: number
+  cacheWriteTokens?: number
+  modelCalls: number
+  costUsd: number
+  model?: string
+  /** Where `costUsd` came from: the harness, the Hub's price table, or neither (model unknown: 0). */
+  costFrom: 'harness' | 'price_table' | 'unpriced'
 }
 
 export interface ProjectDto {
@@ -35,6 +79,8 @@ export interface ProjectDto {
   name: string
   slug: string
   gitRemote: string | null
+  /** The project's checkout on the co-located broker's machine, when one was linked at register. */
+  localPath: string | null
   description: string
   createdBy: string
   createdAt: string

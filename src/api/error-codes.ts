@@ -19,6 +19,10 @@ export const ERROR_CODES = {
   project_exists: {status: 409, description: 'A project is already registered for this git remote and the caller is not a member of it.'},
   payload_too_large: {status: 413, description: 'The request body is larger than the Hub accepts.'},
   unsupported_media_type: {status: 415, description: 'The request body has a content type the route does not accept.'},
+  method_not_allowed: {status: 405, description: 'The HTTP method is not one the Hub understands (a method it knows but a route lacks is 404 `not_found`).'},
+  request_timeout: {status: 408, description: 'The request (headers or body) did not arrive within the Hub\'s request timeout; the connection is closed.'},
+  uri_too_long: {status: 414, description: 'The request line or a path parameter is longer than the Hub accepts.'},
+  headers_too_large: {status: 431, description: 'The request headers are larger than the Hub accepts.'},
   quota_exceeded: {status: 429, description: 'A rate or quota cap was reached.'},
   internal_error: {status: 500, description: 'An unexpected error on the Hub; the message never carries internals, the request ID finds the log line.'},
   not_ready: {status: 503, description: 'The Hub cannot reach its database (from `GET /readyz`).'},
@@ -43,6 +47,27 @@ export const ERROR_CODES = {
   broker_unavailable: {status: 503, description: 'No connected runtime broker can take the request (none online, or the agent\'s broker is disconnected).'},
   broker_error: {status: 502, description: 'The runtime broker refused or failed the command; the message carries its reason.'},
   broker_timeout: {status: 504, description: 'The runtime broker did not answer in time; the outcome is unknown.'},
+  harness_not_installed: {status: 422, description: 'The harness\'s executable is not on the broker\'s PATH; the message names it and how to install it. Nothing was made.'},
+  missing_secrets: {status: 422, description: 'The harness needs secrets that neither its config\'s `env` nor the project\'s (or your own) secrets provide; `details.missing` lists `{key, description}`. Set them with `PUT /projects/:id/secrets/:key` (or answer `svc agent create`\'s prompts) and retry. Nothing was made.'},
+  checkout_invalid: {status: 422, description: 'The project\'s `localPath` is not a git checkout on the broker\'s machine, or has no commit yet.'},
+  checkout_detached: {status: 409, description: 'The project\'s checkout has a detached HEAD: an agent\'s branch is made from, and merged back into, a branch. Check one out.'},
+  checkout_dirty: {status: 409, description: 'The project\'s checkout has uncommitted changes to tracked files; `details.files` lists them. For a new agent: commit or stash them first, so the agent starts from what you see. For a merge: only changes to files the merge would write are listed.'},
+  branch_exists: {status: 409, description: 'The agent\'s branch `svc/<agent>` already exists in the checkout (`details.branch`); delete it or name the agent differently. Nothing was made.'},
+  clone_failed: {status: 422, description: 'The broker has no checkout of the project and cloning its `gitRemote` failed; the message carries git\'s reason. Nothing was made.'},
+  workspace_failed: {status: 422, description: 'Making the agent\'s git worktree failed; the message carries git\'s reason. Nothing was made.'},
+
+  // Reviewing and landing an agent's work (diff, merge, push)
+  no_workspace: {status: 409, description: 'The agent has no git workspace (its project has no checkout or repository), so there is nothing to diff, merge or push.'},
+  workspace_missing: {status: 409, description: 'The agent\'s worktree no longer exists on its broker and the project has no checkout there that still holds its branch.'},
+  workspace_off_branch: {status: 409, description: 'The agent\'s worktree is not on its `svc/<agent>` branch (`details.checkedOut`); check the branch out there, or land the work by hand. Nothing was written.'},
+  no_checkout: {status: 409, description: 'Merge: the agent\'s branch has no project checkout on its broker to merge into (a clone of the remote has none). Nothing was written.'},
+  merge_conflict: {status: 409, description: 'Merge: the agent\'s branch conflicts with `baseRef`; `details.files` lists the conflicting paths. The checkout and the agent\'s branch are unchanged.'},
+  base_not_checked_out: {status: 409, description: 'Merge: the checkout has another branch (`details.checkedOut`, null for a detached HEAD) checked out, not the agent\'s `baseRef` (`details.baseRef`). Nothing was written.'},
+  base_diverged: {status: 409, description: 'Merge: `baseRef` no longer contains the commit the agent started from (it was reset or rewritten; `details.baseCommit`, `details.current`), or it moved during the merge. A person decides how to land the branch; nothing was written.'},
+  nothing_to_merge: {status: 409, description: 'Merge: `baseRef` already contains everything on the agent\'s branch (no work, or already merged).'},
+  no_remote: {status: 409, description: 'Push: the project\'s repository has no remote, or several and none is tracked by `baseRef` or named `origin` (`details.remotes`).'},
+  push_rejected: {status: 409, description: 'Push: the remote refused the branch (not a fast-forward, a hook, a protected branch); `details.output` has git\'s report.'},
+  push_failed: {status: 502, description: 'Push: git could not push (network, credentials: git never prompts); `details.output` has git\'s report.'},
 
   // Settings
   validation_failed: {status: 400, description: 'A settings save has invalid values; `details.sections` lists each problem under its section (`{<section>: [{key, message}]}`). Nothing was written.'},
@@ -68,6 +93,7 @@ export const ERROR_CODES = {
   plan_too_large: {status: 422, description: 'Adoption commit: the plan writes more than 500 hops (`details.hops`); narrow the scope by project or agents.'},
   unrevertable_record: {status: 422, description: 'Adoption revert: a record cannot be reverted (unknown, not adopted, already reverted, its adopted edge no longer active, its original row gone, or `covered_original_differs`); `details` names the records and reasons. Nothing was written.'},
   yaml_alias_on_edited_path: {status: 422, description: 'A settings save would edit a key whose path in the settings file uses a YAML anchor, alias or merge key; nothing was written (edit the file by hand).'},
+  yaml_alias_limit: {status: 422, description: 'The settings file expands YAML aliases beyond the Hub\'s bound (`details.maxAliasCount`, a guard against alias bombs), wherever they are in the file; nothing was written. Reduce the aliases by hand.'},
 
   // Messages and keys
   raw_input_removed: {status: 422, description: 'A message carried a `raw` field (any capitalisation, any value); raw input was removed. `details`: `operation_id`, `ingress`, `replacement` (the keys route to use).'},
@@ -83,12 +109,15 @@ export const ERROR_CODES = {
   keys_unsupported: {status: 422, description: 'The agent\'s runtime broker is older and has no keys operation; upgrade it.'},
 
   // CLI-side codes (never sent by the Hub)
-  hub_unreachable: {status: 0, description: 'CLI: no Hub answered at the endpoint (exit code 3).'},
+  hub_unreachable: {status: 0, description: 'CLI: no Hub answered at the endpoint; the message says how to point the CLI elsewhere (`--hub`, `SVC_HUB_ENDPOINT`) (exit code 3).'},
   hub_unsupported: {status: 0, description: 'CLI: the Hub does not offer this operation (exit code 3).'},
   usage_error: {status: 0, description: 'CLI: bad flags or arguments, refused before any request (exit code 2).'},
+  image_build_failed: {status: 0, description: 'CLI: `svc image build` could not make the agent base image (debootstrap or the engine missing or failing, not root); the message says which (exit code 1).'},
   not_signed_in: {status: 0, description: 'CLI: no credential was found for the Hub (exit code 1).'},
   interactive_required: {status: 0, description: 'CLI: the command needs a prompt but prompts are disabled, `--json` is set or there is no TTY (exit code 2).'},
-  config_invalid: {status: 0, description: 'The settings file could not be read: the message names the file, line, column and key (exit code 2 at start-up).'},
+  wait_timeout: {status: 0, description: 'CLI: `svc agent wait` timed out before the agent reached the awaited state (exit code 1); `details.agent` is the agent as last seen.'},
+  agent_failed: {status: 0, description: 'CLI: the agent ended in phase `error` (`svc agent wait`, `svc agent create`; exit code 1); `details.agent` is the agent.'},
+  config_invalid: {status: 0, description: 'The settings file could not be read: the message names the file, line, column and key (exit code 2 at start-up, and from every CLI command that reads a settings file that cannot be parsed).'},
 } as const satisfies Record<string, ErrorCodeInfo>
 
 export type ErrorCode = keyof typeof ERROR_CODES

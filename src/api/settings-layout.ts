@@ -1,6 +1,7 @@
 /** A Layer-1 section's metadata in `GET /api/v1/admin/server-config` (`sections`). */
 export interface SectionMeta {
-  origin: 'seeded' | 'managed' | 'bootstrap'
+  /** `seeded` follows bootstrap (revision 0 when no row was written yet); `managed` was saved. */
+  origin: 'seeded' | 'managed'
   source: string
   revision: number
   updated_by: string | null

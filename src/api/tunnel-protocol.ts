@@ -11,7 +11,7 @@
 export type TunnelMessage =
   | {t: 'req'; id: number; method: string; params: unknown}
   | {t: 'res'; id: number; ok: true; result: unknown}
-  | {t: 'res'; id: number; ok: false; error: {code: string; message: string}}
+  | {t: 'res'; id: number; ok: false; error: {code: string; message: string; details?: Record<string, unknown>}}
   | {t: 'open'; sid: number; method: string; params: unknown}
   | {t: 'opened'; sid: number}
   | {t: 'data'; sid: number; d: string}
@@ -29,11 +29,15 @@ export interface HelloEvent {
   runtimes: string[]
   /** Agents the broker is running now: the Hub reconciles them. */
   agents: string[]
+  /** Agents whose workspace (worktree, HOME) the broker still has: those of deleted agents are removed. */
+  workspaces?: string[]
 }
 
 export interface AgentStatusEvent {
   agentId: string
   phase: string
+  /** `limits_exceeded` when the broker stopped the agent at its `max_duration`. */
+  activity?: string
   detail?: string
   error?: string
   /** Base64 of the agent's output, sent when it ends, for the Hub to keep. */

@@ -48,6 +48,12 @@ export interface BlobStore {
   delete(key: string): Promise<void>
   /** A short-lived URL that serves `key` directly (object storage only). */
   presign?(key: string, opts: PresignOptions): Promise<string>
+  /**
+   * Start-up clean-up (local storage only): removes every temporary upload file, which only an
+   * upload in flight may hold, and lists the keys under `prefix` for the orphan sweep.
+   */
+  clearTemp?(): Promise<number>
+  keys?(prefix: string): Promise<string[]>
 }
 
 const SEGMENT = /^[A-Za-z0-9._-]+$/

@@ -1,7 +1,7 @@
 import {randomUUID} from 'node:crypto'
 import {createReadStream} from 'node:fs'
-import {mkdir, rename, rm, stat} from 'node:fs/promises'
-import {dirname, join} from 'node:path'
+import {mkdir, readdir, rename, rm, stat} from 'node:fs/promises'
+import {dirname, join, relative, sep} from 'node:path'
 import type {Readable} from 'node:stream'
 import {assertKey, type BlobInfo, type BlobStore, type PutOptions} from './blob-store.js'
 import {writeHashed} from './hash-writer.js'
@@ -50,6 +50,16 @@ export function createLocalBlobStore(root: string): BlobStore {
     },
     async delete(key: string) {
       await rm(pathOf(key), {force: true})
+    },
+    async clearTemp() {
+      const names = await readdir(tmpDir).catch(() => [] as string[])
+      for (const n of names) await rm(join(tmpDir, n), {force: true, recursive: true})
+      return names.length
+    },
+    async keys(prefix: string) {
+      const dir = pathOf(prefix)
+      const entries = await readdir(dir, {recursive: true, withFileTypes: true}).catch(() => [])
+      return entries.filter((e) => e.isFile()).map((e) => relative(root, join(e.parentPath, e.name)).split(sep).join('/'))
     },
   }
 }

@@ -1,6 +1,7 @@
 import {mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import type {RuntimeHandle} from './runtime.js'
+import type {RuntimeSettings} from './runtimes/select.js'
 
 export interface RunningAgent {
   agentId: string
@@ -8,6 +9,15 @@ export interface RunningAgent {
   projectId: string
   handle: RuntimeHandle
   startedAt: string
+  /**
+   * The runtime it was started on (a `runtimes` name or a type) and the settings entry it was
+   * built from, so this agent is always handled by that runtime, whatever the default becomes.
+   * Absent in registries written before runtimes were recorded: the handle's type is used.
+   */
+  runtimeName?: string
+  runtimeSettings?: RuntimeSettings
+  /** When `max_duration` runs out (ISO time); absent without a limit. */
+  deadline?: string
 }
 
 /**

@@ -1,10 +1,15 @@
-import {mkdirSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {dirname, join, resolve, sep} from 'node:path'
 import type {Logger} from 'pino'
 import {BROKER_CAPABILITIES, type HelloEvent} from '../api/tunnel-protocol.js'
-import {AgentRegistry} from './agent-registry.js'
-import {resolveHarness, type HarnessConfig} from './harness.js'
+import {AgentRegistry, type RunningAgent} from './agent-registry.js'
+import type {AgentWorkspace} from '../api/dto.js'
+import {agentHome, launchAgent, type StartParams} from './agent-launch.js'
+import {AgentLimits} from './agent-limits.js'
+import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
+import type {RuntimeSettings} from './runtimes/select.js'
+import {removeWorkspace} from './workspace/worktree.js'
 import {TunnelClient, type StreamIo} from './tunnel-client.js'
 
 export const BROKER_VERSION = '1'
@@ -20,10 +25,29 @@ export interface BrokerOptions {
   logger: Logger
   /** Environment of the selected runtime and profile, under the harness's and the agent's. */
   runtimeEnv?: Record<string, string>
+  /** The `runtimes` name and entry `runtime` was built from (default: its type and `{type}`). */
+  runtimeName?: string
+  runtimeSettings?: RuntimeSettings
+  /**
+   * Builds a runtime from a recorded name and entry: an agent is always handled by the runtime it
+   * started on, even after a restart or a change of the default. Without it, only runtimes this
+   * broker has used since it started can be reached.
+   */
+  createRuntime?: (name: string, settings: RuntimeSettings) => Runtime
+  /** The runtime of a name (the Hub asks for the one an agent was first dispatched on); throws when unknown. */
+  resolveRuntime?: (name: string) => SelectedRuntimeRef
   /** Liveness report interval (also the session watch interval). */
   aliveIntervalMs?: number
   /** Records a telemetry event (reported to the Hub); never throws, never waits. */
   telemetry?: (type: string, attributes: Record<string, string | number | boolean>) => void
+}
+
+/** A runtime with the name, settings entry and environment it was selected with. */
+export interface SelectedRuntimeRef {
+  runtime: Runtime
+  runtimeName: string
+  settings: RuntimeSettings
+  env?: Record<string, string>
 }
 
 class BrokerError extends Error {
@@ -35,17 +59,6 @@ class BrokerError extends Error {
   }
 }
 
-interface StartParams {
-  agentId: string
-  name: string
-  projectId: string
-  harnessConfig: string
-  harness?: HarnessConfig
-  task?: string | null
-  env: Record<string, string>
-  /** The agent's template files (base64), laid out in its working directory. */
-  templateFiles?: Array<{path: string; content: string}>
-}
 
 /**
  * Writes template files under `dir`. Paths were checked when the template was uploaded; they
@@ -61,6 +74,21 @@ export function writeTemplateFiles(dir: string, files: Array<{path: string; cont
   }
 }
 
+/** Pause between a pasted text and its Enter (see submitText). */
+const PASTE_SETTLE_MS = 300
+
+/**
+ * Pastes `text` into an agent's terminal and submits it, on any runtime. TUIs (Gemini CLI, for
+ * one) take an Enter that arrives right after a paste as a newline in their input box, not as
+ * "submit": the Enter waits until the paste has landed.
+ */
+async function submitText(runtime: Runtime, handle: RuntimeHandle, text: string, opts: {noEnter?: boolean} = {}): Promise<void> {
+  await runtime.paste(handle, text, {noEnter: true})
+  if (opts.noEnter) return
+  if (text !== '') await new Promise((r) => setTimeout(r, PASTE_SETTLE_MS))
+  await runtime.sendKeys(handle, {key: 'Enter'})
+}
+
 /**
  * A runtime broker: runs agents on its runtime as the Hub commands through the tunnel, reports
  * their liveness, and tells the Hub when a session ends (with its output).
@@ -69,27 +97,55 @@ export class Broker {
   readonly registry: AgentRegistry
   readonly tunnel: TunnelClient
   private watcher: NodeJS.Timeout | null = null
+  private readonly limits: AgentLimits
   /** The runtime (and its environment) new agents start on; `setRuntime` replaces it. */
-  private current: {runtime: Runtime; env: Record<string, string> | undefined}
-  /** Every runtime this broker has used, by type: agents keep the runtime they started on. */
-  private readonly byType = new Map<string, Runtime>()
+  private current: SelectedRuntimeRef
+  /** Every runtime this broker has used, by name and entry: agents keep the runtime they started on. */
+  private readonly built = new Map<string, Runtime>()
 
   constructor(readonly opts: BrokerOptions) {
     mkdirSync(opts.stateDir, {recursive: true, mode: 0o700})
-    this.current = {runtime: opts.runtime, env: opts.runtimeEnv}
-    this.byType.set(opts.runtime.type, opts.runtime)
+    this.current = {runtime: opts.runtime, env: opts.runtimeEnv, runtimeName: opts.runtimeName ?? opts.runtime.type, settings: opts.runtimeSettings ?? {type: opts.runtime.type}}
+    this.built.set(builtKey(this.current.runtimeName, this.current.settings), opts.runtime)
     this.registry = new AgentRegistry(opts.stateDir)
+    this.limits = new AgentLimits({
+      stateDir: opts.stateDir,
+      hubUrl: opts.hubUrl,
+      onDeadline: (agentId) => void this.durationExceeded(agentId),
+      onError: (agentId, message) => opts.logger.warn({agentId}, message),
+    })
+    // Agents left running by an earlier broker keep their deadlines and token refresh.
+    for (const a of this.registry.all()) this.limits.track(a.agentId, a.deadline)
     this.tunnel = new TunnelClient(
       opts.hubUrl,
       opts.brokerId,
       opts.secret,
       {
-        hello: (): HelloEvent => ({version: BROKER_VERSION, capabilities: [...BROKER_CAPABILITIES], runtimes: [this.current.runtime.type], agents: this.registry.all().map((a) => a.agentId)}),
+        hello: (): HelloEvent => ({
+          version: BROKER_VERSION,
+          capabilities: [...BROKER_CAPABILITIES],
+          runtimes: this.runtimeTypes(),
+          agents: this.registry.all().map((a) => a.agentId),
+          workspaces: this.workspaceIds(),
+        }),
         request: (method, params) => this.request(method, params as Record<string, unknown>),
         openStream: (_sid, method, params, io) => this.openStream(method, params as Record<string, unknown>, io),
       },
       opts.logger,
     )
+  }
+
+  /** Agents with a workspace or HOME directory here (the Hub removes those of deleted agents). */
+  private workspaceIds(): string[] {
+    const ids = new Set<string>()
+    for (const dir of ['workspaces', 'homes']) {
+      try {
+        for (const name of readdirSync(join(this.opts.stateDir, dir))) ids.add(name)
+      } catch {
+        // none yet
+      }
+    }
+    return [...ids]
   }
 
   /** The runtime new agents start on. */
@@ -101,14 +157,56 @@ export class Broker {
    * Switches the runtime for agents started from now on (settings `runtimes` / `profiles` saved).
    * Running agents stay where they are, reached through the runtime of their handle's type.
    */
-  setRuntime(runtime: Runtime, env?: Record<string, string>) {
-    this.current = {runtime, env}
-    this.byType.set(runtime.type, runtime)
+  setRuntime(runtime: Runtime, env?: Record<string, string>, name?: string, settings?: RuntimeSettings) {
+    this.current = {runtime, env, runtimeName: name ?? runtime.type, settings: settings ?? {type: runtime.type}}
+    this.built.set(builtKey(this.current.runtimeName, this.current.settings), runtime)
   }
 
-  /** The runtime an agent's handle belongs to (the current one for an unknown type). */
-  private runtimeOf(handle: RuntimeHandle): Runtime {
-    return this.byType.get(handle.runtime) ?? this.current.runtime
+  /** The default runtime's name (a `runtimes` name or a type). */
+  get runtimeName(): string {
+    return this.current.runtimeName
+  }
+
+  /** Types this broker runs agents on: the default first (shown by `svc broker get`), then those of running agents. */
+  runtimeTypes(): string[] {
+    return [...new Set([this.current.runtime.type, ...this.registry.all().map((a) => a.handle.runtime)])]
+  }
+
+  /**
+   * The runtime an agent started on, from what the registry recorded; never the current default
+   * (a local handle given to the podman runtime is how agents used to be orphaned).
+   */
+  private runtimeOf(a: RunningAgent): Runtime {
+    const name = a.runtimeName ?? a.handle.runtime
+    const settings = a.runtimeSettings ?? {type: a.handle.runtime}
+    return this.runtimeBuilt(name, settings)
+  }
+
+  private runtimeBuilt(name: string, settings: RuntimeSettings): Runtime {
+    const key = builtKey(name, settings)
+    let rt = this.built.get(key)
+    if (rt) return rt
+    if (this.opts.createRuntime) rt = this.opts.createRuntime(name, settings)
+    else rt = [...this.built.values()].find((r) => r.type === settings.type)
+    if (!rt) throw new BrokerError('runtime_unavailable', `runtime ${JSON.stringify(name)} (${settings.type}) is not available on this broker`)
+    this.built.set(key, rt)
+    return rt
+  }
+
+  /** The runtime a start uses: the one the Hub names (the agent's first), else the default. */
+  private runtimeForStart(requested: string | undefined): SelectedRuntimeRef {
+    if (!requested || requested === this.current.runtimeName) return this.current
+    let sel: SelectedRuntimeRef
+    try {
+      sel = this.opts.resolveRuntime ? this.opts.resolveRuntime(requested) : {runtime: this.runtimeBuilt(requested, {type: requested}), runtimeName: requested, settings: {type: requested}}
+    } catch (err) {
+      throw new BrokerError('runtime_unavailable', `this agent runs on runtime ${JSON.stringify(requested)}, which this broker cannot use now: ${(err as Error).message}`)
+    }
+    const key = builtKey(sel.runtimeName, sel.settings)
+    const known = this.built.get(key)
+    if (known) return {...sel, runtime: known}
+    this.built.set(key, sel.runtime)
+    return sel
   }
 
   get connected(): boolean {
@@ -123,6 +221,7 @@ export class Broker {
 
   stop() {
     if (this.watcher) clearInterval(this.watcher)
+    this.limits.stop()
     this.tunnel.stop()
   }
 
@@ -130,14 +229,16 @@ export class Broker {
   private async watch() {
     const alive: string[] = []
     for (const a of this.registry.all()) {
-      if (await this.runtimeOf(a.handle).isRunning(a.handle).catch(() => true)) {
+      // A runtime that cannot be reached now cannot say the agent ended: count it alive.
+      if (await Promise.resolve().then(() => this.runtimeOf(a).isRunning(a.handle)).catch(() => true)) {
         alive.push(a.agentId)
         continue
       }
       const log = await this.collectLog(a.agentId)
       // The runtime keeps a dead pane (and its log) until stopped: remove both once read.
-      await this.runtimeOf(a.handle).stop(a.handle).catch((err) => this.opts.logger.warn({agentId: a.agentId, err: (err as Error).message}, 'removing an ended session failed'))
+      await this.runtimeOf(a).stop(a.handle).catch((err) => this.opts.logger.warn({agentId: a.agentId, err: (err as Error).message}, 'removing an ended session failed'))
       this.registry.delete(a.agentId)
+      this.limits.forget(a.agentId)
       this.tunnel.event('agent_status', {agentId: a.agentId, phase: 'stopped', detail: 'the harness process ended', log})
       this.opts.telemetry?.('broker.agent.ended', {'agent.id': a.agentId, runtime: a.handle.runtime})
     }
@@ -156,7 +257,7 @@ export class Broker {
     const chunks: Buffer[] = []
     let size = 0
     try {
-      for await (const c of this.runtimeOf(a.handle).logs(a.handle, {follow: false})) {
+      for await (const c of this.runtimeOf(a).logs(a.handle, {follow: false})) {
         chunks.push(c)
         size += c.length
         while (size > MAX_LOG_BYTES && chunks.length > 1) size -= chunks.shift()!.length
@@ -169,27 +270,50 @@ export class Broker {
 
   private async startAgent(p: StartParams) {
     const existing = this.registry.get(p.agentId)
-    if (existing) await this.runtimeOf(existing.handle).stop(existing.handle)
-    const resolved = resolveHarness(p.harnessConfig, {configs: p.harness ? {[p.harnessConfig]: p.harness} : undefined, task: p.task ?? undefined})
-    const workdir = join(this.opts.stateDir, 'workspaces', p.agentId)
-    mkdirSync(workdir, {recursive: true})
-    writeTemplateFiles(workdir, p.templateFiles ?? [])
-    const {runtime, env: runtimeEnv} = this.current
-    const handle = await runtime.start({
-      agentId: p.agentId,
-      name: p.name,
-      projectId: p.projectId,
-      command: resolved.command,
-      env: {...runtimeEnv, ...resolved.env, ...p.env, SVC_HUB_ENDPOINT: this.opts.hubUrl},
-      image: resolved.image,
-      workdir,
-      resources: resolved.resources,
-    })
-    this.registry.put({agentId: p.agentId, name: p.name, projectId: p.projectId, handle, startedAt: new Date().toISOString()})
-    if (p.task && !resolved.taskInCommand) await runtime.paste(handle, p.task).catch(() => {})
-    this.opts.logger.info({agentId: p.agentId, runtime: handle.runtime, ref: handle.ref}, 'agent started')
+    if (existing) await this.runtimeOf(existing).stop(existing.handle)
+    const {runtime, env: runtimeEnv, runtimeName, settings: runtimeSettings} = this.runtimeForStart(p.runtime)
+    const launched = await launchAgent(p, {stateDir: this.opts.stateDir, hubUrl: this.opts.hubUrl, runtime, runtimeEnv, writeTemplateFiles})
+    const {handle} = launched
+    const startedAt = new Date().toISOString()
+    this.registry.put({agentId: p.agentId, name: p.name, projectId: p.projectId, handle, startedAt, runtimeName, runtimeSettings, ...(p.maxDurationMs ? {deadline: new Date(Date.now() + p.maxDurationMs).toISOString()} : {})})
+    this.limits.track(p.agentId, this.registry.get(p.agentId)!.deadline)
+    if (launched.pasteTask) void this.pasteWhenReady(runtime, handle, launched.pasteTask)
+    this.opts.logger.info({agentId: p.agentId, runtime: handle.runtime, ref: handle.ref, workspace: launched.workspace?.path}, 'agent started')
     this.opts.telemetry?.('broker.agent.started', {'agent.id': p.agentId, 'project.id': p.projectId, runtime: handle.runtime, 'harness.config': p.harnessConfig})
-    return {runtime: handle.runtime, ref: handle.ref}
+    return {runtime: runtimeName, ref: handle.ref, workspace: launched.workspace, image: handle.image ?? null, sandbox: handle.sandbox ?? null}
+  }
+
+  /** `max_duration` ran out: stop the session and tell the Hub why (with its output). */
+  private async durationExceeded(agentId: string) {
+    const a = this.registry.get(agentId)
+    if (!a) return
+    const {log} = await this.stopAgent(agentId, null).catch(() => ({log: undefined}))
+    this.tunnel.event('agent_status', {agentId, phase: 'stopped', activity: 'limits_exceeded', detail: 'max_duration reached: the broker stopped the agent', log})
+  }
+
+  /** Pastes a task once the terminal takes input (a harness's UI needs a moment to come up). */
+  private async pasteWhenReady(runtime: Runtime, handle: RuntimeHandle, text: string) {
+    for (let i = 0; i < 50 && !(await runtime.terminalReady(handle).catch(() => false)); i++) await new Promise((r) => setTimeout(r, 100))
+    await submitText(runtime, handle, text).catch((err) => this.opts.logger.warn({ref: handle.ref, err: (err as Error).message}, 'pasting the task failed'))
+  }
+
+  /** Stops an agent's session; with `removeWorkspace`, also its worktree (the branch stays). */
+  private async stopAgent(agentId: string, removeWs: AgentWorkspace | null): Promise<{log?: string}> {
+    const a = this.registry.get(agentId)
+    let log: string | undefined
+    if (a) {
+      log = await this.collectLog(a.agentId)
+      await this.runtimeOf(a).stop(a.handle)
+      this.registry.delete(a.agentId)
+      this.limits.forget(agentId)
+      this.opts.logger.info({agentId: a.agentId}, 'agent stopped')
+      this.opts.telemetry?.('broker.agent.stopped', {'agent.id': a.agentId, runtime: a.handle.runtime})
+    }
+    if (removeWs) {
+      await removeWorkspace(removeWs).catch((err) => this.opts.logger.warn({agentId, err: (err as Error).message}, 'removing the workspace failed'))
+      rmSync(agentHome(this.opts.stateDir, agentId), {recursive: true, force: true})
+    }
+    return {log}
   }
 
   /** Requests from the Hub. Unknown methods are refused so an older broker says so plainly. */
@@ -197,36 +321,33 @@ export class Broker {
     switch (method) {
       case 'agent.start':
         return this.startAgent(params as unknown as StartParams)
-      case 'agent.stop': {
-        const a = typeof params.agentId === 'string' ? this.registry.get(params.agentId) : undefined
-        if (!a) return {}
-        const log = await this.collectLog(a.agentId)
-        await this.runtimeOf(a.handle).stop(a.handle)
-        this.registry.delete(a.agentId)
-        this.opts.logger.info({agentId: a.agentId}, 'agent stopped')
-        this.opts.telemetry?.('broker.agent.stopped', {'agent.id': a.agentId, runtime: a.handle.runtime})
-        return {log}
-      }
+      case 'agent.stop':
+        if (typeof params.agentId !== 'string') return {}
+        return this.stopAgent(params.agentId, (params.removeWorkspace as AgentWorkspace | undefined) ?? null)
       case 'agent.logs':
         this.agent(params.agentId)
         return {log: (await this.collectLog(params.agentId as string)) ?? ''}
       case 'agent.keys': {
         const a = this.agent(params.agentId)
-        if (!(await this.runtimeOf(a.handle).terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
-        await this.runtimeOf(a.handle).sendKeys(a.handle, params.input as KeyInput)
+        if (!(await this.runtimeOf(a).terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
+        await this.runtimeOf(a).sendKeys(a.handle, params.input as KeyInput)
         return {delivered: true}
       }
       case 'agent.message': {
         const a = this.agent(params.agentId)
-        if (!(await this.runtimeOf(a.handle).terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
-        if (params.interruptKey) await this.runtimeOf(a.handle).sendKeys(a.handle, {key: String(params.interruptKey)})
+        if (!(await this.runtimeOf(a).terminalReady(a.handle))) throw new BrokerError('terminal_not_ready', 'the agent\'s terminal is not ready')
+        if (params.interruptKey) await this.runtimeOf(a).sendKeys(a.handle, {key: String(params.interruptKey)})
         if (params.plain === true) {
           // Typed as keystrokes, for programs that do not understand bracketed paste.
-          await this.runtimeOf(a.handle).sendKeys(a.handle, {literal: String(params.text ?? '')})
-          if (params.noEnter !== true) await this.runtimeOf(a.handle).sendKeys(a.handle, {key: 'Enter'})
-        } else await this.runtimeOf(a.handle).paste(a.handle, String(params.text ?? ''), {noEnter: params.noEnter === true})
+          await this.runtimeOf(a).sendKeys(a.handle, {literal: String(params.text ?? '')})
+          if (params.noEnter !== true) await this.runtimeOf(a).sendKeys(a.handle, {key: 'Enter'})
+        } else await submitText(this.runtimeOf(a), a.handle, String(params.text ?? ''), {noEnter: params.noEnter === true})
         return {delivered: true}
       }
+      case 'agent.diff':
+      case 'agent.merge':
+      case 'agent.push':
+        return handleWorkspaceRequest(method, params)
       default:
         throw new BrokerError('unsupported_method', `this broker does not support ${method}`)
     }
@@ -239,7 +360,7 @@ export class Broker {
       io.onClose(() => ac.abort())
       void (async () => {
         try {
-          for await (const chunk of this.runtimeOf(a.handle).logs(a.handle, {follow: true, signal: ac.signal})) io.send(chunk)
+          for await (const chunk of this.runtimeOf(a).logs(a.handle, {follow: true, signal: ac.signal})) io.send(chunk)
           io.close()
         } catch (err) {
           if (!ac.signal.aborted) io.close({code: 'broker_error', message: (err as Error).message})
@@ -250,7 +371,7 @@ export class Broker {
     if (method === 'agent.attach') {
       const cols = Number(params.cols) || 80
       const rows = Number(params.rows) || 24
-      const term = await this.runtimeOf(a.handle).attach(a.handle, {cols, rows})
+      const term = await this.runtimeOf(a).attach(a.handle, {cols, rows})
       term.onData((d) => io.send(d))
       term.onClose(() => io.close())
       io.onData((d) => void term.write(d).catch(() => {}))
@@ -261,3 +382,5 @@ export class Broker {
     throw new BrokerError('unsupported_method', `this broker does not support ${method}`)
   }
 }
+
+const builtKey = (name: string, settings: RuntimeSettings) => JSON.stringify([name, settings])

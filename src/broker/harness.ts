@@ -4,6 +4,7 @@
  */
 import {DEFAULT_RESOURCES, type Resources} from './runtime.js'
 import {cpuCores, quantityBytes} from './runtimes/quantity.js'
+import {HARNESSES} from './harnesses/registry.js'
 
 /** One entry of the settings map `harness_configs` (spec field names). */
 export interface HarnessConfig {
@@ -23,7 +24,9 @@ export interface HarnessConfig {
 
 export const SHELL_HARNESS = 'shell'
 
+/** One built-in config per harness module (harnesses/registry.ts), named after its type. */
 export const BUILTIN_HARNESS_CONFIGS: Readonly<Record<string, HarnessConfig>> = Object.freeze({
+  ...Object.fromEntries(Object.keys(HARNESSES).map((type) => [type, {harness: type}])),
   [SHELL_HARNESS]: {harness: SHELL_HARNESS, args: [], env: {PS1: '$ '}},
 })
 
@@ -42,6 +45,12 @@ export interface ResolvedHarness {
   /** The config's `model`, for the broker to pass in the way its harness expects. */
   model?: string
   resources: Resources
+  /** The config's own `args` (before the harness module's arguments). */
+  args: string[]
+  /** The config's `task_flag`, when the task goes as a flag's value. */
+  taskFlag?: string
+  /** The config's `auth_selected_type`. */
+  authType?: string
   /**
    * False when the task could not go on the command line (the `shell` harness takes no task
    * argument): the broker then types it into the terminal once the agent runs.
@@ -87,6 +96,9 @@ export function resolveHarness(name: string, opts: ResolveOptions = {}): Resolve
     image: cfg.image,
     model: cfg.model,
     resources: mergeResources(opts.defaultResources, base.resources, opts.override?.resources, opts.resources),
+    args: [...(cfg.args ?? [])],
+    taskFlag: cfg.task_flag || undefined,
+    authType: cfg.auth_selected_type || undefined,
     taskInCommand,
   }
 }

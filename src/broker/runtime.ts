@@ -26,7 +26,17 @@ export interface AgentSpec {
   env: Record<string, string>
   /** Container image (container runtimes; ignored by `local`). */
   image?: string
+  /** The agent's working directory: its git worktree (or an empty directory without a checkout). */
   workdir?: string
+  /** The agent's own HOME (harness config and credentials); the runtime sets HOME to it. */
+  home?: string
+  /**
+   * Other paths the agent must be able to write, at the same path (the checkout's `.git` parts a
+   * worktree commits into). A sandbox or container mounts them; the plain local runtime ignores them.
+   */
+  writablePaths?: string[]
+  /** Paths the agent must be able to read (the svc executable its hooks run). */
+  readablePaths?: string[]
   resources: Resources
 }
 
@@ -35,6 +45,10 @@ export interface RuntimeHandle {
   runtime: RuntimeType
   /** tmux session name, container name, or pod name. */
   ref: string
+  /** The image the agent runs (container runtimes), as resolved at start. */
+  image?: string
+  /** How the agent is confined: `bubblewrap`, `none` (local, unsandboxed on purpose), or `container`. */
+  sandbox?: string
 }
 
 /** A live interactive terminal on an agent (attach). Bytes in both directions. */

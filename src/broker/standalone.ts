@@ -6,7 +6,8 @@ import {agentsApi} from '../client/agents-client.js'
 import {Broker} from './broker.js'
 import {loadIdentity, saveIdentity, type BrokerIdentity} from './identity.js'
 import {buildLocalApi} from './local-api.js'
-import {createRuntime, selectRuntime} from './runtimes/select.js'
+import {chooseDefaultRuntime} from './runtimes/default-runtime.js'
+import {createRuntime, defaultRuntime, RUNTIME_TYPES, runtimeNamed} from './runtimes/select.js'
 import {loadSettings} from '../config/settings-loader.js'
 import {createBrokerTelemetry, reportOverTunnel, type BrokerTelemetry} from '../telemetry/broker-telemetry.js'
 
@@ -46,10 +47,15 @@ export async function runStandaloneBroker(opts: StandaloneOptions, onReady: (inf
   const logger = pino({level: opts.logLevel, base: {svc: 'broker'}}, pino.destination(2))
   const {id, joined} = await identityFor(opts)
   const runtimeOpts = {stateDir: join(opts.stateDir, 'logs')}
-  const selected = opts.runtime ? {runtime: createRuntime(opts.runtime, {type: opts.runtime}, runtimeOpts), env: {}} : await selectRuntime({}, runtimeOpts)
-  if (!(await selected.runtime.available())) throw new AppError('usage_error', `runtime ${selected.runtime.type} is not available on this host`)
+  // --runtime wins; else the runtime chosen at this broker's first start (kept in its state dir).
+  const choice = await chooseDefaultRuntime(opts.stateDir, {pinned: opts.runtime, known: RUNTIME_TYPES, detect: async () => (await defaultRuntime(runtimeOpts)).type}).catch((err: Error) => {
+    throw new AppError('usage_error', err.message)
+  })
+  const selected = runtimeNamed({}, choice.runtime, runtimeOpts)
+  if (!(await selected.runtime.available())) throw new AppError('usage_error', `runtime ${selected.runtime.type} is not available on this host${choice.source === 'stored' ? ` (chosen at this broker's first start, ${choice.chosenAt}; pass --runtime to use another)` : ''}`)
+  logger.info({runtime: choice.runtime, from: choice.source, chosenAt: choice.chosenAt}, 'broker runtime')
   let telemetry: BrokerTelemetry | null = null
-  const broker = new Broker({hubUrl: opts.hubUrl, brokerId: id.brokerId, secret: id.secret, stateDir: opts.stateDir, runtime: selected.runtime, runtimeEnv: selected.env, logger: logger.child({brokerId: id.brokerId}), telemetry: (type, attributes) => telemetry?.emit(type, attributes)})
+  const broker = new Broker({hubUrl: opts.hubUrl, brokerId: id.brokerId, secret: id.secret, stateDir: opts.stateDir, runtime: selected.runtime, runtimeEnv: selected.env, runtimeName: selected.runtimeName, runtimeSettings: selected.settings, createRuntime: (name, settings) => createRuntime(name, settings, runtimeOpts), logger: logger.child({brokerId: id.brokerId}), telemetry: (type, attributes) => telemetry?.emit(type, attributes)})
   // Telemetry settings of this host: global and project files merged, SVC_TELEMETRY_* / SVC_OTEL_* over them.
   const {tree} = await loadSettings()
   telemetry = createBrokerTelemetry({send: reportOverTunnel(broker), tree: () => tree.telemetry, logger, debug: opts.logLevel === 'debug' || opts.logLevel === 'trace'})

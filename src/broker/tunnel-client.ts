@@ -117,7 +117,8 @@ export class TunnelClient {
       case 'req':
         this.handlers.request(msg.method, msg.params).then(
           (result) => this.send({t: 'res', id: msg.id, ok: true, result: result ?? null}),
-          (err: Error & {code?: string}) => this.send({t: 'res', id: msg.id, ok: false, error: {code: typeof err.code === 'string' ? err.code : 'broker_error', message: err.message}}),
+          (err: Error & {code?: string; details?: Record<string, unknown>}) =>
+            this.send({t: 'res', id: msg.id, ok: false, error: {code: typeof err.code === 'string' ? err.code : 'broker_error', message: err.message, ...(err.details && {details: err.details})}}),
         )
         return
       case 'open': {

@@ -1,8 +1,20 @@
 import type {Agent} from '../client/agents-client.js'
 import {fields, table, useColor} from './render.js'
 
-/** Phase, and activity when running: `running/thinking`. */
-export const stateOf = (a: Agent) => (a.phase === 'running' && a.activity ? `${a.phase}/${a.activity}` : a.phase)
+/** Phase, and activity when there is one: `running/thinking`, `stopped/limits_exceeded`. */
+export const stateOf = (a: Agent) => (a.activity ? `${a.phase}/${a.activity}` : a.phase)
+
+/** Cost in US dollars as `$1.23` (cents below a dollar show 4 digits: `$0.0042`); `-` without usage. */
+export const costOf = (a: Agent) => (a.usage ? `$${a.usage.costUsd >= 1 || a.usage.costUsd === 0 ? a.usage.costUsd.toFixed(2) : a.usage.costUsd.toFixed(4)}` : '-')
+
+/** `12.3k in, 4.5k out, 7 calls, $0.12` */
+export function usageOf(a: Agent): string | null {
+  const u = a.usage
+  if (!u) return null
+  const n = (x: number) => (x >= 1_000_000 ? `${(x / 1_000_000).toFixed(1)}M` : x >= 1000 ? `${(x / 1000).toFixed(1)}k` : String(x))
+  const cache = (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0)
+  return `${n(u.inputTokens)} in, ${n(u.outputTokens)} out${cache ? `, ${n(cache)} cache` : ''}, ${u.modelCalls} model calls, ${costOf(a)}`
+}
 
 export function agentFields(a: Agent): string {
   return fields([
@@ -14,14 +26,30 @@ export function agentFields(a: Agent): string {
     ['Harness', a.harnessConfig],
     ['Role', a.role],
     ['Runtime', a.runtime],
+    ['Image', a.image],
+    ['Sandbox', a.sandbox === 'none' ? 'none (unsandboxed: runs as the broker\'s user with its files and environment)' : a.sandbox],
+    ['Workspace', a.workspace?.path ?? null],
+    ['Branch', a.workspace ? `${a.workspace.branch} (from ${a.workspace.baseRef} at ${a.workspace.baseCommit.slice(0, 12)})` : null],
+    ['Turns', a.turns ? String(a.turns) : null],
     ['Broker', a.brokerId],
     ['Error', a.error],
+    ['Turns', a.turns ? a.turns : null],
+    ['Usage', usageOf(a)],
     ['Created', `${a.createdAt} by ${a.createdBy.kind} ${a.createdBy.id}`],
     ['Last heartbeat', a.lastHeartbeatAt],
   ])
 }
 
-export function agentTable(agents: Agent[]): string {
+/**
+ * The agent list. When an agent has a git workspace, two columns more: its branch and its
+ * `+added -deleted` against its base (from `changes`, keyed by agent ID; blank when unknown).
+ */
+export function agentTable(agents: Agent[], changes?: Map<string, string>): string {
   if (agents.length === 0) return 'No agents.'
-  return table(['name', 'state', 'detail', 'harness', 'id'], agents.map((a) => [a.name, stateOf(a), a.detail, a.harnessConfig, a.id]), useColor())
+  if (!agents.some((a) => a.workspace)) return table(['name', 'state', 'detail', 'harness', 'cost', 'id'], agents.map((a) => [a.name, stateOf(a), a.detail, a.harnessConfig, costOf(a), a.id]), useColor())
+  return table(
+    ['name', 'state', 'detail', 'harness', 'cost', 'branch', 'changes', 'id'],
+    agents.map((a) => [a.name, stateOf(a), a.detail, a.harnessConfig, costOf(a), a.workspace?.branch ?? '', changes?.get(a.id) ?? '', a.id]),
+    useColor(),
+  )
 }

@@ -2,6 +2,7 @@ import {Command, Flags, Errors} from '@oclif/core'
 import {AppError} from '../api/app-error.js'
 import type {HubClient} from '../client/hub-client.js'
 import {loadCliSettings, type CliSettings} from '../config/cli-settings.js'
+import {recordedHubUrl} from '../config/hub-record.js'
 import {credentialFor} from './credentials.js'
 import {EXIT, exitCodeOf} from './exit-codes.js'
 import {red, useColor} from './render.js'
@@ -33,9 +34,12 @@ export abstract class BaseCommand<T = unknown> extends Command {
     return this.settingsCache
   }
 
-  /** Hub endpoint: `--hub`, then `SVC_HUB_ENDPOINT`, then settings `hub.endpoint`, then the default. */
+  /**
+   * Hub endpoint: `--hub`, then `SVC_HUB_ENDPOINT`, then settings `hub.endpoint`, then the URL a
+   * running workstation Hub recorded in ~/.svc/hub.json, then the default.
+   */
   protected async endpoint(flag?: string): Promise<string> {
-    const raw = flag || (await this.settings()).hubEndpoint || DEFAULT_HUB
+    const raw = flag || (await this.settings()).hubEndpoint || recordedHubUrl() || DEFAULT_HUB
     try {
       return new URL(raw).toString().replace(/\/+$/, '')
     } catch {

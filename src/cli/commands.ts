@@ -7,13 +7,17 @@ import AdminUserRole from '../../commands/admin/user/role.js'
 import AgentAttach from '../../commands/agent/attach.js'
 import AgentCreate from '../../commands/agent/create.js'
 import AgentDelete from '../../commands/agent/delete.js'
+import AgentDiff from '../../commands/agent/diff.js'
 import AgentGet from '../../commands/agent/get.js'
 import AgentList from '../../commands/agent/list.js'
 import AgentLogs from '../../commands/agent/logs.js'
+import AgentMerge from '../../commands/agent/merge.js'
+import AgentPush from '../../commands/agent/push.js'
 import AgentReincarnate from '../../commands/agent/reincarnate.js'
 import AgentRestart from '../../commands/agent/restart.js'
 import AgentStart from '../../commands/agent/start.js'
 import AgentStop from '../../commands/agent/stop.js'
+import AgentWait from '../../commands/agent/wait.js'
 import ArtifactGet from '../../commands/artifact/get.js'
 import ArtifactPublish from '../../commands/artifact/publish.js'
 import AuthLogin from '../../commands/auth/login.js'
@@ -25,6 +29,7 @@ import BrokerGet from '../../commands/broker/get.js'
 import BrokerList from '../../commands/broker/list.js'
 import BrokerRegister from '../../commands/broker/register.js'
 import BrokerStart from '../../commands/broker/start.js'
+import ImageBuild from '../../commands/image/build.js'
 import ConfigGet from '../../commands/config/get.js'
 import ConfigList from '../../commands/config/list.js'
 import ConfigSet from '../../commands/config/set.js'
@@ -64,13 +69,17 @@ export const COMMANDS = {
   'agent:attach': AgentAttach,
   'agent:create': AgentCreate,
   'agent:delete': AgentDelete,
+  'agent:diff': AgentDiff,
   'agent:get': AgentGet,
   'agent:list': AgentList,
   'agent:logs': AgentLogs,
+  'agent:merge': AgentMerge,
+  'agent:push': AgentPush,
   'agent:reincarnate': AgentReincarnate,
   'agent:restart': AgentRestart,
   'agent:start': AgentStart,
   'agent:stop': AgentStop,
+  'agent:wait': AgentWait,
   'artifact:get': ArtifactGet,
   'artifact:publish': ArtifactPublish,
   'auth:login': AuthLogin,
@@ -82,6 +91,7 @@ export const COMMANDS = {
   'broker:list': BrokerList,
   'broker:register': BrokerRegister,
   'broker:start': BrokerStart,
+  'image:build': ImageBuild,
   'config:get': ConfigGet,
   'config:list': ConfigList,
   'config:set': ConfigSet,

@@ -55,11 +55,29 @@ export function devToken(env: NodeJS.ProcessEnv = process.env): string | null {
 }
 
 /**
- * The credential the CLI presents: `SVC_AUTH_TOKEN` (an agent's token, or any bearer a script
- * sets), then the session stored by `svc auth login` for this Hub, then the dev credential.
+ * An agent's token: the file its broker keeps fresh (`SVC_AUTH_TOKEN_FILE`, refreshed before the
+ * token expires, so a long-running agent's hooks keep working), else `SVC_AUTH_TOKEN`.
+ */
+export function agentToken(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.SVC_AUTH_TOKEN_FILE) {
+    try {
+      const t = readFileSync(env.SVC_AUTH_TOKEN_FILE, 'utf8').trim()
+      if (t) return t
+    } catch {
+      // not written yet or removed: the environment's token is the one the agent started with
+    }
+  }
+  return env.SVC_AUTH_TOKEN?.trim() || null
+}
+
+/**
+ * The credential the CLI presents: an agent's token (`SVC_AUTH_TOKEN_FILE`, `SVC_AUTH_TOKEN`, or
+ * any bearer a script sets there), then the session stored by `svc auth login` for this Hub, then
+ * the dev credential.
  */
 export function credentialFor(endpoint: string, env: NodeJS.ProcessEnv = process.env): {token: string; source: string} | null {
-  if (env.SVC_AUTH_TOKEN) return {token: env.SVC_AUTH_TOKEN.trim(), source: 'SVC_AUTH_TOKEN'}
+  const agent = agentToken(env)
+  if (agent) return {token: agent, source: 'SVC_AUTH_TOKEN'}
   const s = storedSession(endpoint, env)
   if (s) return {token: s.token, source: 'session'}
   const dev = devToken(env)

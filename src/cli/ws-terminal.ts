@@ -1,4 +1,14 @@
+import {hubUnreachable} from '../client/http.js'
 import {credentialFor} from './credentials.js'
+
+/**
+ * This terminal's size, with 80x24 for a dimension it reports as 0 or not at all (a
+ * pseudo-terminal nobody sized, e.g. under `script` or a CI runner): the Hub needs 1 to 1000.
+ */
+export function terminalSize(out: {columns?: number; rows?: number} = process.stdout): {cols: number; rows: number} {
+  const fit = (n: number | undefined, fallback: number) => (n && n > 0 ? Math.min(n, 1000) : fallback)
+  return {cols: fit(out.columns, 80), rows: fit(out.rows, 24)}
+}
 
 /**
  * Connects a WebSocket stream of the Hub (attach, follow logs) to this process's terminal.
@@ -21,7 +31,7 @@ export async function runTerminal(url: string, opts: {interactive: boolean; onEr
       stdin.pause()
       process.removeListener('SIGWINCH', onResize)
     }
-    const onResize = () => ws.readyState === ws.OPEN && ws.send(JSON.stringify({type: 'resize', cols: process.stdout.columns, rows: process.stdout.rows}))
+    const onResize = () => ws.readyState === ws.OPEN && ws.send(JSON.stringify({type: 'resize', ...terminalSize()}))
     ws.on('unexpected-response', (_req, res) => {
       let body = ''
       res.on('data', (d: Buffer) => (body += d))
@@ -38,7 +48,7 @@ export async function runTerminal(url: string, opts: {interactive: boolean; onEr
       })
     })
     ws.on('error', (err) => {
-      opts.onError('hub_unreachable', `cannot reach the Hub at ${endpoint}: ${err.message}`)
+      opts.onError('hub_unreachable', hubUnreachable(endpoint, err.message).message)
       code = 3
     })
     ws.on('open', () => {

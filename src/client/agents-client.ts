@@ -28,22 +28,34 @@ export interface TemplateInfo {
 }
 
 const enc = encodeURIComponent
-/** Path of an agent in its project: the project-scoped form accepts the agent's name too. */
-export const agentPath = (projectId: string, agent: string) => `/api/v1/projects/${enc(projectId)}/agents/${enc(agent)}`
+const AGENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * The route of an agent named on the command line: an agent ID (a UUID) uses the top-level
+ * `/api/v1/agents/<id>`, so it reaches the agent whatever the current project; a name is looked
+ * up in `projectId` (`/api/v1/projects/<project>/agents/<name>`). Every agent command builds its
+ * URLs from this one function (append `/keys`, `/message`, `/logs`, ...).
+ */
+export function agentRoute(ref: string, projectId: string): string {
+  return AGENT_ID.test(ref) ? `/api/v1/agents/${enc(ref)}` : `/api/v1/projects/${enc(projectId)}/agents/${enc(ref)}`
+}
 
 /** Typed calls for agents, brokers and templates (kept apart from the core client). */
 export const agentsApi = (c: HubClient) => ({
   create: (body: {name: string; projectId: string; harnessConfig?: string; template?: string; task?: string; brokerId?: string; role?: string}) =>
     c.call<{agent: Agent}>('POST', '/api/v1/agents', body),
+  /** Stores a secret of the project (`scope: user`: the caller's own, delivered only to agents it starts). */
+  putSecret: (projectId: string, key: string, value: string, scope: 'project' | 'user') =>
+    c.call<unknown>('PUT', `/api/v1/projects/${enc(projectId)}/secrets/${enc(key)}`, {value, scope}),
   list: (q: {projectId?: string; phase?: string}) => {
     const qs = new URLSearchParams(Object.entries(q).filter(([, v]) => v) as Array<[string, string]>).toString()
     return c.call<{agents: Agent[]}>('GET', `/api/v1/agents${qs ? `?${qs}` : ''}`)
   },
-  get: (projectId: string, agent: string) => c.call<{agent: Agent}>('GET', agentPath(projectId, agent)),
-  delete: (projectId: string, agent: string) => c.call<{agent: Agent}>('DELETE', agentPath(projectId, agent)),
-  action: (projectId: string, agent: string, action: 'stop' | 'start' | 'restart') => c.call<{agent: Agent}>('POST', `${agentPath(projectId, agent)}/${action}`, {}),
-  reincarnate: (projectId: string, agent: string, role?: string) => c.call<{agent: Agent}>('POST', `${agentPath(projectId, agent)}/reincarnate`, role ? {role} : {}),
-  logs: (projectId: string, agent: string) => c.call<string>('GET', `${agentPath(projectId, agent)}/logs`, undefined, {headers: {accept: 'text/plain'}}),
+  get: (projectId: string, agent: string) => c.call<{agent: Agent}>('GET', agentRoute(agent, projectId)),
+  delete: (projectId: string, agent: string) => c.call<{agent: Agent}>('DELETE', agentRoute(agent, projectId)),
+  action: (projectId: string, agent: string, action: 'stop' | 'start' | 'restart') => c.call<{agent: Agent}>('POST', `${agentRoute(agent, projectId)}/${action}`, {}),
+  reincarnate: (projectId: string, agent: string, role?: string) => c.call<{agent: Agent}>('POST', `${agentRoute(agent, projectId)}/reincarnate`, role ? {role} : {}),
+  logs: (projectId: string, agent: string) => c.call<string>('GET', `${agentRoute(agent, projectId)}/logs`, undefined, {headers: {accept: 'text/plain'}}),
   status: (agentId: string, body: {phase?: string; activity?: string; detail?: string; heartbeat?: boolean}) =>
     c.call<{ok: true}>('POST', `/api/v1/agents/${enc(agentId)}/status`, body),
   listBrokers: () => c.call<{brokers: BrokerInfo[]}>('GET', '/api/v1/brokers'),

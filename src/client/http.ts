@@ -21,6 +21,12 @@ export interface RequestOptions {
   timeoutMs?: number
 }
 
+/** Appended to every `hub_unreachable` message: how to point the CLI at another Hub. */
+export const UNREACHABLE_HINT = 'is it running? Start one with `svc server start`, or point the CLI at another Hub with --hub <url> or SVC_HUB_ENDPOINT'
+
+/** The `hub_unreachable` error for a failed connection to `origin`. */
+export const hubUnreachable = (origin: string, cause: string) => new AppError('hub_unreachable', `cannot reach the Hub at ${origin} (${cause}): ${UNREACHABLE_HINT}`, {endpoint: origin})
+
 /**
  * One JSON request over node:http (global fetch costs over 100 ms per short-lived process).
  * Connection failures become `hub_unreachable`; error envelopes become AppErrors with the
@@ -59,7 +65,7 @@ export function requestJson<T>(method: string, url: string, opts: RequestOptions
     req.on('timeout', () => req.destroy(new AppError('hub_unreachable', `no answer from the Hub at ${u.origin} within ${(opts.timeoutMs ?? 30_000) / 1000}s`, {endpoint: u.origin})))
     req.on('error', (err) => {
       if (err instanceof AppError) return reject(err)
-      reject(new AppError('hub_unreachable', `cannot reach the Hub at ${u.origin}: ${(err as NodeJS.ErrnoException).code ?? err.message}`, {endpoint: u.origin}))
+      reject(hubUnreachable(u.origin, (err as NodeJS.ErrnoException).code ?? err.message))
     })
     if (payload) req.write(payload)
     req.end()

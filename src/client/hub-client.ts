@@ -1,4 +1,5 @@
 import type {AccessTokenDto, DeviceStartDto, ProjectDto} from '../api/dto.js'
+import {followAgentEvents, type AgentEventDto} from './event-stream.js'
 import {requestJson, type RequestOptions} from './http.js'
 import {downloadToFile, uploadFile, type Progress} from './transfer.js'
 
@@ -20,7 +21,7 @@ export class HubClient {
   listProjects() {
     return this.call<{projects: Project[]}>('GET', '/api/v1/projects')
   }
-  registerProject(body: {name: string; gitRemote?: string | null}) {
+  registerProject(body: {name: string; gitRemote?: string | null; localPath?: string}) {
     return this.call<{project: Project; created: boolean}>('POST', '/api/v1/projects/register', body)
   }
   getProject(id: string) {
@@ -39,9 +40,9 @@ export class HubClient {
     return this.call<{token: AccessTokenView}>('DELETE', `/api/v1/auth/tokens/${encodeURIComponent(id)}`)
   }
 
-  /** Sign-in (no credential needed): the Hub's OpenID provider, or 503 `oidc_unconfigured`. */
+  /** Sign-in (no credential needed): the Hub's OpenID provider, or null when sign-in is not configured. */
   signInProviders() {
-    return this.call<{oidc: {issuer: string; deviceFlow: boolean}}>('GET', '/api/v1/auth/providers')
+    return this.call<{oidc: {issuer: string; deviceFlow: boolean} | null}>('GET', '/api/v1/auth/providers')
   }
   /** Redeems the one-time code the CLI's loopback received, with the PKCE verifier. */
   exchangeCliCode(body: {code: string; verifier: string}) {
@@ -72,6 +73,12 @@ export class HubClient {
   downloadArtifactFile(id: string, seq: number, path: string, dest: string, onProgress?: Progress) {
     const url = `${this.base}/api/v1/artifacts/${encodeURIComponent(id)}/versions/${seq}/files/${path.split('/').map(encodeURIComponent).join('/')}`
     return downloadToFile(url, dest, {token: this.token, onProgress})
+  }
+
+  /** Follows `GET /api/v1/events` (query: `agentId`, `projectId`), reconnecting with Last-Event-ID. */
+  followEvents(query: {agentId?: string; projectId?: string}, onEvent: (e: AgentEventDto) => void, onConnected?: () => Promise<void> | void) {
+    const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v) as Array<[string, string]>).toString()
+    return followAgentEvents(`${this.base}/api/v1/events${qs ? `?${qs}` : ''}`, this.token, onEvent, onConnected)
   }
 
   private get base() {

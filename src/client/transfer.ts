@@ -4,7 +4,7 @@ import http from 'node:http'
 import {Transform} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {AppError} from '../api/app-error.js'
-import {errorFromResponse, httpsModule} from './http.js'
+import {errorFromResponse, httpsModule, hubUnreachable} from './http.js'
 
 export interface Progress {
   (done: number, total: number | null): void
@@ -16,7 +16,7 @@ const IO_CHUNK = 1024 * 1024
 const libOf = (u: URL) => (u.protocol === 'https:' ? httpsModule() : http)
 
 const unreachable = (u: URL, err: Error) =>
-  err instanceof AppError ? err : new AppError('hub_unreachable', `cannot reach the Hub at ${u.origin}: ${(err as NodeJS.ErrnoException).code ?? err.message}`, {endpoint: u.origin})
+  err instanceof AppError ? err : hubUnreachable(u.origin, (err as NodeJS.ErrnoException).code ?? err.message)
 
 function readBody(res: http.IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {

@@ -33,9 +33,9 @@ describe('loadCliSettings', () => {
     expect(env).toMatchObject({autohelp: true, hubEndpoint: 'http://env:2', groveId: 'from-env'})
   })
 
-  it('skips a file it cannot parse (commands must still run to report it)', async () => {
-    const home = tree({'.svc/settings.yaml': 'cli: [unclosed\n'})
-    expect((await loadCliSettings(home, {HOME: home})).files).toEqual([])
+  it('a file it cannot parse is config_invalid naming file:line:column (not silently skipped)', async () => {
+    const home = tree({'.svc/settings.yaml': 'schema_version: "1"\ncli: [unclosed\n'})
+    await expect(loadCliSettings(home, {HOME: home})).rejects.toMatchObject({code: 'config_invalid', message: expect.stringContaining(`${join(home, '.svc', 'settings.yaml')}:`), details: {file: join(home, '.svc', 'settings.yaml'), line: expect.any(Number)}})
   })
 })
 

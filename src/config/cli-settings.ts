@@ -1,4 +1,4 @@
-import {loadSettings, type LoadedSettings} from './settings-loader.js'
+import {assertReadable, loadSettings, type LoadedSettings} from './settings-loader.js'
 
 export {findProjectDir, findProjectSettings} from './project-files.js'
 
@@ -18,12 +18,14 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? 
 
 /**
  * Reads the settings the CLI needs through the settings loader: global then project file (later
- * wins), then `SVC_CLI_AUTOHELP`, `SVC_HUB_ENDPOINT`, `SVC_HUB_GROVE_ID`. Problems never stop a
- * command here (an invalid value falls back to the layer below, a file that cannot be parsed
- * contributes nothing); `svc config validate` names them. YAML is only loaded when a file exists.
+ * wins), then `SVC_CLI_AUTOHELP`, `SVC_HUB_ENDPOINT`, `SVC_HUB_GROVE_ID`. An invalid value
+ * falls back to the layer below (`svc config validate` names it); a file that cannot be parsed
+ * at all is `config_invalid` with its file:line, since running as if it were empty would use the
+ * wrong Hub or project. YAML is only loaded when a file exists.
  */
 export async function loadCliSettings(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): Promise<CliSettings> {
   const loaded = await loadSettings({cwd, env})
+  assertReadable(loaded)
   const cli = (loaded.tree.cli ?? {}) as Record<string, unknown>
   const hub = (loaded.tree.hub ?? {}) as Record<string, unknown>
   return {

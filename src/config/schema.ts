@@ -49,6 +49,7 @@ export const SERVER_KEYS: Record<string, KeySpec> = {
   'server.broker.enabled': {type: 'bool', doc: 'Run the co-located runtime broker (forced on for workstation Hubs).'},
   'server.broker.port': {type: 'int', default: 9800, doc: 'Port of the co-located runtime broker.'},
   'server.broker.host': {type: 'string', default: '127.0.0.1', doc: 'Bind address of the co-located broker.'},
+  'server.broker.runtime': {type: 'string', default: '', doc: 'Default runtime of the co-located broker (`local`, `docker`, `podman`, `kubernetes` or a `runtimes` name); empty: the one chosen at its first start, kept in `~/.svc/broker/runtime.json`.'},
   'server.broker.broker_id': {type: 'string', default: '', doc: 'Identity of the co-located broker (written by the Hub).'},
   'server.broker.broker_token': {type: 'string', default: '', doc: 'Secret of the co-located broker (written by the Hub).'},
   'image_registry': {type: 'string', default: '', doc: 'Registry prefix rewriting the registry of standard harness images.'},

@@ -57,7 +57,18 @@ function touchedLines(path: string[]): number[] {
     const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === seg) as Pair<Node, Node> | undefined
     if (!pair) return out
     const from = lc.linePos(pair.key.range![0]).line
-    const to = lc.linePos(Math.max(pair.key.range![1], pair.value?.range?.[1] ?? 0) - 1).line
+    let to = lc.linePos(Math.max(pair.key.range![1], pair.value?.range?.[1] ?? 0) - 1).line
+    if (seg === path[path.length - 1]) {
+      // A removed pair takes the comment lines indented inside it (its own comments) along.
+      const column = lc.linePos(pair.key.range![0]).col - 1
+      for (let l = to + 1; l <= baseLines.length; l++) {
+        const text = baseLines[l - 1]
+        if (text.trim() === '') continue
+        const m = /^(\s*)#/.exec(text)
+        if (!m || m[1].length <= column) break
+        to = l
+      }
+    }
     out.push(from)
     if (seg === path[path.length - 1] || (isMap(pair.value) && pair.value.flow)) for (let l = from; l <= to; l++) out.push(l)
     node = pair.value

@@ -30,7 +30,7 @@ const golden: Array<{name: string; edits: SettingsEdit[]; changedLines: number[]
   {name: 'add-key-to-block', edits: [{path: ['runtimes', 'docker', 'gke'], value: true}], changedLines: []},
   {name: 'nested-creation', edits: [{path: ['telemetry', 'cloud', 'tls', 'insecure_skip_verify'], value: true}], changedLines: []},
   {name: 'nested-creation-inside', edits: [{path: ['runtimes', 'local', 'env', 'PATH'], value: '/usr/bin:/bin'}], changedLines: []},
-  {name: 'null-removes-block', edits: [{path: ['runtimes', 'docker'], value: null}], changedLines: [18, 19, 20, 21, 22, 23]},
+  {name: 'null-removes-block', edits: [{path: ['runtimes', 'docker'], value: null}], changedLines: [18, 19, 20, 21, 22, 23, 24]},
   {name: 'null-removes-top-level-block', edits: [{path: ['x_unknown_block'], value: null}], changedLines: [34, 35, 36, 37]},
   {name: 'explicit-empty-values', edits: [{path: ['default_template'], value: ''}, {path: ['profiles', 'local', 'secrets'], value: []}, {path: ['hub', 'extra'], value: {}}], changedLines: [6]},
   {name: 'flow-mapping', edits: [{path: ['cli', 'interactive_disabled'], value: true}], changedLines: [15]},

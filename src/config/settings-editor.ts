@@ -5,13 +5,13 @@ import {isAlias, isCollection, isMap, isScalar, isSeq, parseDocument, Scalar, st
 import {AppError} from '../api/app-error.js'
 import {writeFileAtomic} from './atomic-write.js'
 import {withFileLock, type LockOptions} from './file-lock.js'
+import {yamlToJS} from './yaml-aliases.js'
 
 /** One edit: set `path` to `value`, or remove it (and its whole block) when `value` is null. */
 export interface SettingsEdit {
   path: string[]
   value: unknown | null
 }
-
 type Tree = Record<string, unknown>
 const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -38,7 +38,7 @@ function parse(text: string): Document {
 }
 
 const dataOf = (doc: Document): unknown => {
-  const v = doc.toJS({maxAliasCount: -1})
+  const v = yamlToJS(doc)
   return v === null || v === undefined ? {} : v
 }
 
@@ -291,8 +291,29 @@ class Splicer {
     return t + pre + this.block(value, 0)
   }
 
+  /**
+   * Past `end`: comment lines indented deeper than `column` (with blank lines between them).
+   * They belong to the block being removed, so they go with it rather than float loose.
+   */
+  private ownCommentsEnd(end: number, column: number): number {
+    let at = end
+    let cursor = end
+    while (cursor < this.text.length) {
+      const nl = this.text.indexOf('\n', cursor)
+      const lineEnd = nl < 0 ? this.text.length : nl + 1
+      const line = this.text.slice(cursor, lineEnd).replace(/\r?\n$/, '')
+      cursor = lineEnd
+      if (line.trim() === '') continue
+      const m = /^(\s*)#/.exec(line)
+      if (!m || m[1].length <= column) break
+      at = lineEnd
+    }
+    return at
+  }
+
   private deletePair(map: YAMLMap, pair: Pair, parentPair: Pair | null): string {
-    const [start, end] = this.extent(pair)
+    const [start, contentEnd] = this.extent(pair)
+    const end = this.ownCommentsEnd(contentEnd, this.column((pair.key as Node).range![0]))
     if (map.items.length > 1 || !parentPair) return this.splice(start, end, '')
     // The last key of a block: the block stays, as an empty mapping.
     const colon = this.colon(parentPair)
@@ -301,7 +322,7 @@ class Splicer {
   }
 
   private rewriteFlow(map: YAMLMap, rest: string[], value: unknown): string {
-    const before = map.toJS(this.doc)
+    const before = yamlToJS(map, this.doc)
     const data = expectedData(before, {path: rest, value})
     if (isDeepStrictEqual(before, data)) return this.text
     const r = map.range!

@@ -81,12 +81,11 @@ describe('loadSettings: layers and origins', () => {
     ])
   })
 
-  it('a file that cannot be parsed contributes nothing and is reported with its position', async () => {
+  it('a file that cannot be parsed is reported with its position; the CLI refuses it (config_invalid, file:line)', async () => {
     const t = setup('schema_version: "1"\nhub: [unclosed\n', null)
     const s = await loadSettings({cwd: t.repo, env: {HOME: t.home}})
     expect(s.issues[0]).toMatchObject({severity: 'error', file: t.globalFile, line: 3})
-    const cli = await loadCliSettings(t.repo, {HOME: t.home, SVC_HUB_ENDPOINT: 'http://env'})
-    expect(cli).toMatchObject({autohelp: true, hubEndpoint: 'http://env', files: []})
+    await expect(loadCliSettings(t.repo, {HOME: t.home, SVC_HUB_ENDPOINT: 'http://env'})).rejects.toMatchObject({code: 'config_invalid', message: expect.stringContaining(`${t.globalFile}:3`)})
   })
 })
 

@@ -4,7 +4,8 @@ import {findProjectSettings} from './project-files.js'
 import {SETTINGS_SCHEMA} from './schema/settings-schema.js'
 import type {LeafNode, ObjectNode, SchemaNode} from './schema/types.js'
 import {envOverrides} from './schema/walk.js'
-import {pathKey, type Location, type SettingsIssue} from './settings-issues.js'
+import {AppError} from '../api/app-error.js'
+import {formatIssue, pathKey, type Location, type SettingsIssue} from './settings-issues.js'
 import type {ValidatedFile} from './settings-validate.js'
 import {resolveProfile, type ResolvedProfile} from './settings-profile.js'
 
@@ -240,3 +241,17 @@ export async function loadSettings(opts: LoadOptions = {}): Promise<LoadedSettin
   return {files: files.map((f, i) => ({...f, parsed: layers[i].validated.parsed})), ...resolveSettings(layers, env)}
 }
 
+
+/**
+ * Throws 'config_invalid' (exit 2) naming `file:line:column` when a settings file exists but
+ * cannot be parsed. The loader itself never throws, so `svc config validate` and `config list`
+ * can report it; every command that relies on the settings calls this instead of running as if
+ * the file were empty.
+ */
+export function assertReadable(loaded: LoadedSettings): void {
+  const bad = loaded.files.find((f) => !f.parsed)
+  if (!bad) return
+  const issue = loaded.issues.find((i) => i.file === bad.path && i.severity === 'error')
+  const where = issue ? formatIssue(issue) : bad.path
+  throw new AppError('config_invalid', `cannot read the settings file ${where} (see \`svc config validate\`)`, {file: bad.path, ...(issue && {line: issue.line, column: issue.column})})
+}

@@ -1,12 +1,13 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
+import {parseDocument} from 'yaml'
 import {AppError} from '../api/app-error.js'
 import {paths} from './paths.js'
 import {findProjectDir} from './project-files.js'
 import {nodeAt} from './schema/walk.js'
 import {editSettingsFile} from './settings-editor.js'
 import {formatIssue, pathKey, type SettingsIssue} from './settings-issues.js'
-import {getIn, loadSettings, resolveSettings, type EffectiveValue, type FileScope, type Layer, type SettingOrigin} from './settings-loader.js'
+import {assertReadable, getIn, loadSettings, resolveSettings, type EffectiveValue, type FileScope, type Layer, type SettingOrigin} from './settings-loader.js'
 import {validateSettingsText} from './settings-validate.js'
 import {keyPath, parseSettingValue} from './settings-values.js'
 
@@ -67,6 +68,7 @@ export async function listSettings(ctx: ConfigContext): Promise<ConfigListResult
 export async function getSetting(key: string, ctx: ConfigContext): Promise<ConfigGetResult> {
   const path = keyPath(key)
   const s = await loadSettings(ctx)
+  assertReadable(s)
   const value = getIn(s.tree, path)
   const canonical = pathKey(path)
   const sources = s.values.filter((v) => v.key === canonical || v.key.startsWith(canonical + '.'))
@@ -76,6 +78,17 @@ export async function getSetting(key: string, ctx: ConfigContext): Promise<Confi
   }
   const origins = new Set(sources.map((v) => v.origin))
   return {key: canonical, value, origin: origins.size === 1 ? [...origins][0] : origins.size ? 'mixed' : null, sources}
+}
+
+/**
+ * Links a checkout to a project: writes `hub.grove_id` into `<checkout>/.svc/settings.yaml`
+ * (comments and other keys kept). Answers the file.
+ */
+export async function linkCheckout(checkout: string, projectId: string): Promise<string> {
+  const file = join(checkout, '.svc', 'settings.yaml')
+  const path = keyPath('hub.grove_id')
+  await editSettingsFile(file, [{path, value: projectId}], {check: refuseInvalid(file, path), mode: 0o644})
+  return file
 }
 
 /** The file `set` and `unset` write: `--global`, else the checkout's `.svc/settings.yaml`, else global. */
@@ -110,11 +123,19 @@ export async function setSetting(key: string, raw: string, global: boolean, ctx:
   return {key, value, file, scope, created: r.created, changed: r.changed, warnings: await problemsAfter(ctx, path)}
 }
 
+const isEmptyMap = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0
+
 export async function unsetSetting(key: string, global: boolean, ctx: ConfigContext): Promise<ConfigUnsetResult> {
   const path = keyPath(key)
   const {file, scope} = targetFile(global, ctx)
   if (!existsSync(file)) return {key, file, scope, removed: false, warnings: []}
   const r = await editSettingsFile(file, [{path, value: null}], {initialText: null, check: refuseInvalid(file, path)})
+  // A block the removal left empty goes too (no `cli: {}` behind), up to the first non-empty one.
+  for (let up = path.slice(0, -1); r.changed && up.length; up = up.slice(0, -1)) {
+    const left = getIn(parseDocument(readFileSync(r.file, 'utf8')).toJS({maxAliasCount: 100}) as Record<string, unknown>, up)
+    if (!isEmptyMap(left)) break
+    await editSettingsFile(file, [{path: up, value: null}], {initialText: null, check: refuseInvalid(file, up)})
+  }
   return {key, file, scope, removed: r.changed, warnings: r.changed ? await problemsAfter(ctx, path) : []}
 }
 

@@ -4,6 +4,8 @@ import {checkLeaf} from './schema/check-leaf.js'
 import {expectedOf, type SchemaNode} from './schema/types.js'
 import {pathKey, type Location, type SettingsIssue} from './settings-issues.js'
 import {keyAt} from './yaml-file.js'
+import {aliasLimitError, MAX_YAML_ALIASES, yamlToJS} from './yaml-aliases.js'
+import {AppError} from '../api/app-error.js'
 
 /** One settings file checked against the schema. */
 export interface ValidatedFile {
@@ -56,7 +58,14 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
   }
   const problem = (severity: SettingsIssue['severity'], path: string[], node: Node | null | undefined, parent: Node | null | undefined, message: string) =>
     issues.push({severity, file, ...at(node, parent), key: pathKey(path), message})
-  const resolve = (n: unknown): Node | null => (isAlias(n) ? ((n.resolve(doc as Document) as Node | undefined) ?? null) : (n as Node | null))
+  // Aliases are followed by the walk below, so their count is bounded here as in yamlToJS: a
+  // nested alias bomb under a known key would otherwise be walked exponentially.
+  let aliasesFollowed = 0
+  const resolve = (n: unknown): Node | null => {
+    if (!isAlias(n)) return n as Node | null
+    if (++aliasesFollowed > MAX_YAML_ALIASES) throw aliasLimitError()
+    return (n.resolve(doc as Document) as Node | undefined) ?? null
+  }
 
   const check = (raw: unknown, s: SchemaNode, path: string[], parent: Node | null): unknown => {
     const node = resolve(raw)
@@ -68,7 +77,7 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
     }
     switch (s.kind) {
       case 'any':
-        return (node as Node).toJS(doc as Document)
+        return yamlToJS(node as Node, doc as Document)
       case 'object': {
         if (!isMap(node)) return wrong()
         const out: Record<string, unknown> = {}
@@ -79,7 +88,7 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
             if (!s.open) problem('warning', [...path, key], pair.key as Node, node, 'unknown key (kept as it is)')
             const v = resolve(pair.value)
             if (v && !isNull(v)) locations.set(pathKey([...path, key]), {file, ...at(v, node)})
-            out[key] = v ? v.toJS(doc as Document) : null
+            out[key] = v ? yamlToJS(v, doc as Document) : null
             continue
           }
           const v = check(pair.value, child, [...path, key], node)
@@ -121,7 +130,13 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
     }
   }
 
-  const tree = (check(doc.contents, schema, [], null) as Record<string, unknown> | undefined) ?? {}
+  let tree: Record<string, unknown>
+  try {
+    tree = (check(doc.contents, schema, [], null) as Record<string, unknown> | undefined) ?? {}
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'yaml_alias_limit') throw err
+    return {file, parsed: false, tree: {}, issues: [{severity: 'error', file, line: 1, column: 1, key: '', message: err.message}], locations}
+  }
   if (isNull(doc.contents) && schema === SETTINGS_SCHEMA) {
     issues.push({severity: 'error', file, line: 1, column: 1, key: 'schema_version', message: 'expected one of "1", found nothing (the key is required)'})
   }

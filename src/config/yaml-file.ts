@@ -1,6 +1,8 @@
 import {readFileSync} from 'node:fs'
 import {isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node} from 'yaml'
 import type {KeySpec} from './schema.js'
+import {yamlToJS} from './yaml-aliases.js'
+import {AppError} from '../api/app-error.js'
 
 /** A settings file that cannot be used; the message names file, line, column and key. */
 export class ConfigError extends Error {
@@ -44,11 +46,17 @@ export function parseYamlText(file: string, text: string): LoadedYaml {
     const pos = lines.linePos(first.pos[0])
     throw new ConfigError(file, pos.line, pos.col, keyAt(doc, first.pos[0]), first.message.split('\n')[0])
   }
-  const data = doc.toJS({maxAliasCount: 100}) ?? {}
-  if (typeof data !== 'object' || Array.isArray(data)) {
+  let data: unknown
+  try {
+    data = yamlToJS(doc) ?? {}
+  } catch (err) {
+    if (err instanceof AppError) throw new ConfigError(file, 1, 1, null, err.message)
+    throw err
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new ConfigError(file, 1, 1, null, 'expected a mapping of settings at the top level')
   }
-  return {file, doc, data, lines}
+  return {file, doc, data: data as Record<string, unknown>, lines}
 }
 
 /**

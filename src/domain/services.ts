@@ -9,6 +9,10 @@ import type {AgentSettingsSource} from './agents/agent-settings.js'
 import {createAgentTokens, type AgentTokens} from './agents/agent-tokens.js'
 import {createAgentsService, type AgentsService} from './agents/agents-service.js'
 import {createStatusWriter} from './agents/status-writer.js'
+import {projectUsage} from './agents/usage.js'
+import {createAgentFeed, type AgentFeed} from './events/agent-feed.js'
+import {createEventsService, type EventsService} from './events/events-service.js'
+import {createReviewService, type ReviewService} from './agents/review-service.js'
 import {createBrokersService, type BrokersService} from './brokers/brokers-service.js'
 import type {BrokerGateway} from './brokers/gateway.js'
 import {createTemplatesService, type TemplatesService} from './templates/templates-service.js'
@@ -31,10 +35,16 @@ export interface Services {
   brokers: BrokersService
   agents: AgentsService
   agentTokens: AgentTokens
+  /** Diff, merge and push of agents' work (on their brokers). */
+  review: ReviewService
   templates: TemplatesService
   messages: MessagesService
   projectSettings: ProjectSettingsService
   keys: KeysService
+  /** This replica's reader of the agent event log (start it once the store is migrated). */
+  agentFeed: AgentFeed
+  /** `GET /api/v1/events`. */
+  events: EventsService
   /** Hub settings (Layer-1 sections, maintenance); absent in hand-built test service sets. */
   settings?: SettingsService
   /** Names the Hub's own co-located broker once it has an identity. */
@@ -64,7 +74,10 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     async (projectId) => ({agents: await agents.countInProject(projectId)}),
     // Artifacts homed in the project (those of a deleted project stay, counted nowhere).
     async (projectId) => ({artifacts: await deps.store.artifacts.countByProject(projectId)}),
+    // Tokens, model calls and cost of the project's agents, deleted ones included.
+    async (projectId) => projectUsage(deps.store, projectId),
   ])
+  const agentFeed = createAgentFeed(deps)
   const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId})
   return {
     authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),
@@ -74,12 +87,18 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     brokers: createBrokersService(deps, (id) => opts.gateway.isConnected(id)),
     agents,
     agentTokens,
+    review: createReviewService(deps, {access, gateway: opts.gateway}),
     templates: createTemplatesService(deps, access),
     messages: createMessagesService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings}),
     keys: createKeysService(deps, {access, gateway: opts.gateway}),
+    agentFeed,
+    events: createEventsService(deps, {feed: agentFeed, access}),
     settings: opts.settings,
     setColocatedBroker: (id) => (colocatedBrokerId = id),
-    close: () => status.close(),
+    close: async () => {
+      await status.close()
+      await agentFeed.close()
+    },
     accessTokens: createAccessTokens(deps),
     sessions,
     signIn: createSignIn(deps, {users, sessions}),

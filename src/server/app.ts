@@ -1,14 +1,19 @@
-import {randomBytes} from 'node:crypto'
 import cookie from '@fastify/cookie'
 import websocket from '@fastify/websocket'
 import Fastify, {LogController, type FastifyInstance} from 'fastify'
 import type {Logger} from 'pino'
 import type {Services} from '../domain/services.js'
 import {installAuth} from './plugins/auth.js'
-import {installErrorHandling} from './plugins/errors.js'
+import {frameworkErrors, installErrorHandling} from './plugins/errors.js'
+import {clientErrorHandler} from './plugins/client-errors.js'
+import {requestIdOf} from './request-id.js'
+import {DEFAULT_HTTP_LIMITS, limitPayloadPerPath, PerPathWebSocket, type HttpLimits} from './http-limits.js'
+import {StreamSlots} from '../domain/agents/stream-slots.js'
+import {AuthFailureThrottle} from '../domain/auth/failure-throttle.js'
 import {installValidation} from './plugins/validation.js'
 import {installMaintenanceGate} from './plugins/maintenance.js'
 import {agentRoutes} from './routes/agents.js'
+import {agentReviewRoutes} from './routes/agent-review.js'
 import {authRoutes} from './routes/auth.js'
 import {brokerRoutes} from './routes/brokers.js'
 import {templateRoutes} from './routes/templates.js'
@@ -28,17 +33,16 @@ export interface AppDeps {
   tunnels: TunnelRegistry
   /** Largest accepted JSON body in bytes. */
   bodyLimit?: number
+  /** Timeouts, connection and socket caps (DEFAULT_HTTP_LIMITS unless given). */
+  limits?: Partial<HttpLimits>
 }
-
-const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
-const requestPrefix = randomBytes(4).toString('hex')
-let requestCounter = 0
 
 /**
  * Builds the Hub's Fastify instance from its dependencies. It never listens: main.ts does, and
  * tests drive it with `inject`.
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const limits: HttpLimits = {...DEFAULT_HTTP_LIMITS, ...deps.limits}
   // Typed as the default instance so route modules need not carry pino's logger generic.
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -46,17 +50,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({disableRequestLogging: true}),
     bodyLimit: deps.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,
-    // A well-formed incoming X-Request-Id is kept so a client can correlate; otherwise a new one.
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id']
-      if (typeof incoming === 'string' && INCOMING_ID.test(incoming)) return incoming
-      // A random per-process prefix and a counter: unique without a random draw per request.
-      requestCounter = (requestCounter + 1) >>> 0
-      return `req_${requestPrefix}${requestCounter.toString(16).padStart(8, '0')}`
-    },
+    genReqId: requestIdOf,
+    // Errors before routing (a bad URL, a parameter too long) and those of Node's HTTP parser
+    // (timeouts, headers too large, unknown methods) answer with the envelope too.
+    frameworkErrors,
+    clientErrorHandler: clientErrorHandler(deps.logger),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Slow or stalled clients: headers and whole requests have deadlines (408 in the envelope),
+    // and a connection idle both ways is closed. Node checks the deadlines every timeoutCheckMs.
+    http: {headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: limits.timeoutCheckMs},
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
   }) as unknown as FastifyInstance
+  app.server.maxConnections = limits.maxConnections
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
@@ -70,9 +77,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidation(app)
   installErrorHandling(app)
   await app.register(cookie)
-  await app.register(websocket, {options: {maxPayload: 16 * 1024 * 1024}})
+  await app.register(websocket, {options: {maxPayload: limits.clientWsMaxPayload, WebSocket: PerPathWebSocket as never}})
+  limitPayloadPerPath(app.websocketServer, limits)
   const {services} = deps
-  installAuth(app, services.authenticate, (headers, method, url, body) => services.brokers.verifySigned(headers, method, url, body))
+  installAuth(
+    app,
+    services.authenticate,
+    (headers, method, url, body) => services.brokers.verifySigned(headers, method, url, body),
+    new AuthFailureThrottle(limits.authFailuresPerWindow, limits.authFailureWindowMs),
+  )
   const settings = services.settings
   if (settings) installMaintenanceGate(app, () => settings.maintenance.active(), () => settings.maintenance.get().message)
 
@@ -83,7 +96,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   projectRoutes(app, services.projects, '/api/v1/projects')
   projectRoutes(app, services.projects, '/api/v1/groves')
   brokerRoutes(app, {brokers: services.brokers, tunnels: deps.tunnels})
-  agentRoutes(app, services.agents)
+  agentRoutes(app, services.agents, {
+    attach: new StreamSlots('attach', limits.attachPerCaller, limits.attachPerAgent).gate,
+    logs: new StreamSlots('logs', limits.logsPerCaller, limits.logsPerAgent).gate,
+  })
+  agentReviewRoutes(app, services.review)
   templateRoutes(app, services.templates)
   await messageRoutes(app, services.messages)
   keysRoutes(app, services.keys)

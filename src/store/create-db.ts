@@ -1,4 +1,4 @@
-import {mkdirSync} from 'node:fs'
+import {chmodSync, existsSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {Kysely, PostgresDialect, SqliteDialect, sql} from 'kysely'
 import type {Database} from './schema.js'
@@ -36,11 +36,14 @@ export interface DbHandle {
 export async function createDb(opts: DbOptions): Promise<DbHandle> {
   if (opts.driver === 'sqlite') {
     const {default: Sqlite} = await import('better-sqlite3')
-    if (opts.url !== ':memory:') mkdirSync(dirname(opts.url), {recursive: true})
+    // The database holds credentials' hashes and sealed secrets: its directory is created 0700
+    // and its files are the owner's only (0600), whatever the umask.
+    if (opts.url !== ':memory:') mkdirSync(dirname(opts.url), {recursive: true, mode: 0o700})
     // Inside the single executable the addon comes from an embedded asset (native-binding.ts).
     const nativeBinding = await sqliteNativeBinding()
     const database = new Sqlite(opts.url, nativeBinding ? {nativeBinding: nativeBinding as unknown as string} : {})
     database.pragma('journal_mode = WAL')
+    if (opts.url !== ':memory:') for (const f of [opts.url, `${opts.url}-wal`, `${opts.url}-shm`]) if (existsSync(f)) chmodSync(f, 0o600)
     database.pragma('foreign_keys = ON')
     database.pragma('busy_timeout = 5000')
     database.pragma('synchronous = NORMAL')

@@ -1,4 +1,5 @@
 import type {Generated} from 'kysely'
+import type {AgentEventsTable, NotificationDeliveriesTable} from './schema-events.js'
 
 /**
  * Table types. Portable column types on both dialects: text IDs, ISO-8601 text timestamps
@@ -25,6 +26,8 @@ export interface ProjectsTable {
   name: string
   slug: string
   git_remote: string | null
+  /** Absolute path of the project's git checkout on the co-located broker's machine. */
+  local_path: Generated<string | null>
   description: string
   default_broker_id: string | null
   created_by: string
@@ -151,6 +154,15 @@ export interface AgentsTable {
   config_readable: Generated<number>
   applied_role: Generated<string | null>
   assign_mode_service_account: Generated<number>
+  /** JSON `{path, branch, baseRef, baseCommit}` of the agent's git workspace; null before dispatch or without one. */
+  workspace: Generated<string | null>
+  /** Image and sandbox the agent was dispatched with (issue: runtime fixed per agent). */
+  image: Generated<string | null>
+  sandbox: Generated<string | null>
+  /** Turns ended (for `max_turns`). */
+  turns: Generated<number>
+  /** JSON usage the harness reported: tokens, model calls, cost. */
+  usage: Generated<string | null>
 }
 
 export interface AgentTokensTable {
@@ -332,6 +344,8 @@ export interface BrokerNoncesTable {
 }
 
 export interface Database {
+  agent_events: AgentEventsTable
+  notification_deliveries: NotificationDeliveriesTable
   broker_nonces: BrokerNoncesTable
   delegation_edges: DelegationEdgesTable
   delegation_adoptions: DelegationAdoptionsTable
@@ -363,3 +377,4 @@ export interface Database {
 }
 
 export type {Generated}
+export type {AgentEventsTable, NotificationDeliveriesTable} from './schema-events.js'

@@ -3,6 +3,7 @@ import {createDb, ping, type DbOptions} from './create-db.js'
 import {migrate, type MigrateOptions, type MigrateResult} from './migrate.js'
 import {artifactsRepo} from './repositories/artifacts.js'
 import {agentsRepo} from './repositories/agents.js'
+import {agentEventsRepo} from './repositories/agent-events.js'
 import {brokersRepo} from './repositories/brokers.js'
 import {credentialsRepo} from './repositories/credentials.js'
 import {auditRepo, messagesRepo} from './repositories/messages.js'
@@ -34,7 +35,10 @@ export interface ArrayRead {
  */
 export type ArrayReader = ((...reads: ArrayRead[]) => Promise<void>) | null
 
-const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null) => ({
+/** The store event channel that tells replicas new agent events were committed. */
+export const AGENT_EVENTS_CHANNEL = 'svc_agent_events'
+
+const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null, onAgentEvent?: () => void) => ({
   users: usersRepo(db),
   projects: projectsRepo(db),
   credentials: credentialsRepo(db),
@@ -44,7 +48,8 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: Arra
   projectSecrets: projectSecretsRepo(db),
   artifacts: artifactsRepo(db),
   brokers: brokersRepo(db),
-  agents: agentsRepo(db, driver, arrays),
+  agents: agentsRepo(db, driver, arrays, onAgentEvent),
+  agentEvents: agentEventsRepo(db),
   templates: templatesRepo(db),
   messages: messagesRepo(db),
   projectAnnotations: projectAnnotationsRepo(db),
@@ -62,6 +67,10 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: Arra
 const locksRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
   async project(id: string): Promise<void> {
     if (driver === 'postgres') await db.selectFrom('projects').select('id').where('id', '=', id).forUpdate().execute()
+  },
+  /** Usage totals of an agent are read, summed and written back under this. */
+  async agent(id: string): Promise<void> {
+    if (driver === 'postgres') await db.selectFrom('agents').select('id').where('id', '=', id).forUpdate().execute()
   },
   async broker(id: string): Promise<void> {
     if (driver === 'postgres') await db.selectFrom('brokers').select('id').where('id', '=', id).forUpdate().execute()
@@ -101,11 +110,19 @@ export async function openStore(opts: DbOptions): Promise<Store> {
   const events = await createStoreEvents(handle.driver, opts.url, async (channel, text) => {
     await sql`select pg_notify(${channel}, ${text})`.execute(db)
   })
+  // Wakes every replica's agent event feed (agent_events) once the write is committed; the
+  // feeds poll as a backstop, so a lost notification only delays an event.
+  const wake = () => void events.publish(AGENT_EVENTS_CHANNEL, {}).catch(() => {})
   return {
-    ...repos(db, handle.driver, rootArrays),
+    ...repos(db, handle.driver, rootArrays, wake),
     driver: handle.driver,
     events,
-    transaction: (fn) => db.transaction().execute((trx) => fn(repos(trx, handle.driver, txArrays))),
+    transaction: async (fn) => {
+      let appended = false
+      const out = await db.transaction().execute((trx) => fn(repos(trx, handle.driver, txArrays, () => (appended = true))))
+      if (appended) wake()
+      return out
+    },
     ping: () => ping(db),
     migrate: (opts) => migrate(handle, opts),
     close: async () => {

@@ -69,6 +69,18 @@ describeEachDialect('cli: admin adoption', (dialect) => {
   })
   const svc = (...args: string[]) => runCli(args, {env, timeoutMs: 60_000})
 
+  it('a preview whose plan writes nothing does not suggest a commit', async () => {
+    const reg = await runCli(['project', 'register', 'adoption-cli-empty', '--no-remote', '--json'], {env})
+    expect(reg.code, reg.stderr + reg.stdout).toBe(0)
+    const pv = await svc('admin', 'adoption', 'preview', '--project', reg.json.project.id)
+    expect(pv.code, pv.stderr).toBe(0)
+    expect(pv.stdout).toContain('The plan writes nothing: there is nothing to commit.')
+    expect(pv.stdout).not.toMatch(/commit it with|Commit it with/)
+    const out = join(home, 'empty-plan.json')
+    const withOut = await svc('admin', 'adoption', 'preview', '--project', reg.json.project.id, '--out', out)
+    expect(withOut.stdout).not.toContain('svc admin adoption commit')
+  }, 120_000)
+
   it('status, preview --out, commit --plan; then a revert by --fingerprint; usage errors exit 2', async () => {
     const st = await svc('admin', 'adoption', 'status', '--project', projectId, '--json')
     expect(st.code, st.stderr).toBe(0)

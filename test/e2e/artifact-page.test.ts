@@ -150,13 +150,16 @@ describe('the artifact page in a browser', {timeout: 120_000}, () => {
     await page.close()
   })
 
-  it('is authenticated like the API: the svc_session cookie works; no credential is a 401 page; non-readers get 404', async () => {
+  it('is authenticated like the API: the svc_session cookie works; no credential goes through sign-in and back; non-readers get 404', async () => {
     const a = await publish('private.txt', 'private\n')
     const anon = await browser.newContext()
     const p1 = await anon.newPage()
     const r1 = await p1.goto(`${base}${pagePath(a)}`)
-    expect(r1?.status()).toBe(401)
-    expect(r1?.headers()['content-type']).toMatch(/^text\/html/)
+    // Signed out: 303 to the web client's sign-in with the page to come back to.
+    expect(r1?.request().redirectedFrom()?.url()).toBe(`${base}${pagePath(a)}`)
+    expect(new URL(r1!.url()).searchParams.get('return_to')).toBe(pagePath(a))
+    await expect.poll(() => p1.url(), {timeout: 20_000}).toBe(`${base}${pagePath(a)}`)
+    await anon.clearCookies()
 
     const outsider = await makeUser(hub, 'outsider')
     await anon.addCookies([{name: 'svc_session', value: outsider.token, url: base}])

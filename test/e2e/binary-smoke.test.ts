@@ -99,7 +99,8 @@ beforeAll(() => {
   svc = join(work, 'bin', 'svc')
   copyFileSync(DIST_SVC, svc)
   execFileSync('chmod', ['755', svc])
-  env = {PATH: process.env.PATH, HOME: join(work, 'home'), TMUX_TMPDIR: join(work, 'tmux'), NO_COLOR: '1', LANG: 'C.UTF-8'}
+  // The test names its runtime: what engines this machine has must not decide where agents run.
+  env = {PATH: process.env.PATH, HOME: join(work, 'home'), TMUX_TMPDIR: join(work, 'tmux'), NO_COLOR: '1', LANG: 'C.UTF-8', SVC_SERVER_BROKER_RUNTIME: 'local'}
 }, 300_000)
 
 afterAll(async () => {

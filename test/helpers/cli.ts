@@ -1,3 +1,4 @@
+import {tmpdir} from 'node:os'
 import {spawn, type ChildProcess} from 'node:child_process'
 import {createServer} from 'node:net'
 import {fileURLToPath} from 'node:url'
@@ -22,7 +23,8 @@ export function cliEnv(home: string, extra: Record<string, string | undefined> =
 /** Runs `svc <args>` to completion. */
 export function runCli(args: string[], opts: {env: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {env: opts.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe']})
+    // Never the repository itself: run in a checkout, `svc project register` would link it.
+    const child = spawn(process.execPath, [BIN, ...args], {env: opts.env, cwd: opts.cwd ?? tmpdir(), stdio: ['pipe', 'pipe', 'pipe']})
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -112,6 +114,8 @@ export async function startLocalRuntimeServer(home: string, tmuxDir: string): Pr
   const serverEnv = cliEnv(home, {
     TMUX_TMPDIR: tmuxDir,
     SVC_SERVER_BROKER_PORT: String(await freePort()),
+    // The test names its runtime: the engines of the machine must not decide.
+    SVC_SERVER_BROKER_RUNTIME: 'local',
     DOCKER_HOST: 'unix:///nonexistent/docker.sock',
     CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
   })

@@ -32,6 +32,8 @@ export interface TestHubOptions {
   logger?: Logger
   /** Start-up failure injection passed to createHub (delegation start-up tests). */
   delegationStartup?: HubOptions['delegationStartup']
+  /** HTTP timeouts and caps of the app (short ones in tests of those limits). */
+  limits?: HubOptions['limits']
 }
 
 /**
@@ -55,7 +57,7 @@ export async function startTestHub(dialect: Dialect, opts: TestHubOptions = {}):
   }
   const bootstrap = resolveBootstrap({port: 0, ...opts.flags}, env)
   const logger = opts.logger ?? pino({level: process.env.SVC_TEST_LOG ?? 'silent'})
-  const hub = await createHub(bootstrap, {env, logger, clock: opts.clock, delegationStartup: opts.delegationStartup})
+  const hub = await createHub(bootstrap, {env, logger, clock: opts.clock, delegationStartup: opts.delegationStartup, limits: opts.limits})
   const request: TestHub['request'] = async (method, url, o = {}) => {
     const token = o.token === undefined ? hub.config.devToken : o.token
     const res = await hub.app.inject({

@@ -51,16 +51,19 @@ export function agentProcessEnv(tmpdirPath: string, agentId: string): Record<str
  */
 export async function startLiveHub(dialect: Dialect, opts: TestHubOptions & {broker?: boolean} = {}): Promise<LiveHub> {
   const tmuxTmpdir = mkdtempSync(join(tmpdir(), 'svc-tmux-'))
-  const env: Record<string, string> = {
+  const env: Record<string, string | undefined> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     TMUX_TMPDIR: tmuxTmpdir,
     SVC_SERVER_BROKER_PORT: '0',
-    // No container engine answers here, but do not let a test wait on the probe: local.
+    // Tests name their runtime (the machine's engines must not decide), and no probe runs.
+    SVC_SERVER_BROKER_RUNTIME: 'local',
     DOCKER_HOST: 'unix:///nonexistent/docker.sock',
     CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
     ...opts.env,
   }
-  const hub = await startTestHub(dialect, {...opts, env})
+  // A variable given as undefined is removed (a test on a real engine must not get CONTAINER_HOST).
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k]
+  const hub = await startTestHub(dialect, {...opts, env: env as Record<string, string>})
   const flags = {port: 0, ...opts.flags}
   const bootstrap = resolveBootstrap(flags, hub.env)
   if (opts.broker === false) bootstrap.values['server.broker.enabled'] = false

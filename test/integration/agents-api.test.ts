@@ -119,7 +119,14 @@ describeEachDialect('agents: the API', (dialect) => {
   it('visibility: a non-member sees no agents and gets 404 on one; a member sees the project; an agent sees only its project', async () => {
     const first = (await hub.request('GET', `/api/v1/projects/${projectId}/agents/first`)).body.agent
     expect((await hub.request('GET', '/api/v1/agents', {token: stranger.token})).body.agents).toEqual([])
-    expect((await hub.request('GET', `/api/v1/agents?projectId=${projectId}`, {token: stranger.token})).body.agents).toEqual([])
+    // Listing the agents of a project the caller cannot see is the same 404 as an unknown project.
+    const strangerList = await hub.request('GET', `/api/v1/agents?projectId=${projectId}`, {token: stranger.token})
+    expect(strangerList.status).toBe(404)
+    expect(strangerList.body.error.code).toBe('not_found')
+    const typo = await hub.request('GET', '/api/v1/agents?projectId=no-such-project')
+    expect(typo.status).toBe(404)
+    expect(typo.body.error.code).toBe('not_found')
+    expect((await hub.request('GET', '/api/v1/projects/no-such-project/agents')).status).toBe(404)
     const hidden = await get(first.id, stranger.token)
     expect(hidden.status).toBe(404)
     expect(hidden.body.error.code).toBe('not_found')

@@ -57,7 +57,7 @@ describe('brokers: the local API of the co-located broker', () => {
     const headers = signRequest(brokerId, secret, 'POST', '/api/v1/agents', body)
     const ok = await send(`${base}/api/v1/agents`, 'POST', headers, body)
     expect(ok.status).toBe(201)
-    expect(ok.body).toEqual({runtime: 'local', ref: 'svc-local-api-agent'})
+    expect(ok.body).toMatchObject({runtime: 'local', ref: 'svc-local-api-agent'})
     expect(hub.tmux('has-session', '-t', '=svc-local-api-agent').code).toBe(0)
     // The same signed request again is a replay.
     expect((await send(`${base}/api/v1/agents`, 'POST', headers, body)).status).toBe(401)

@@ -151,7 +151,7 @@ describeEachDialect('settings: admin routes', (dialect) => {
     expect((await hub.request('GET', '/api/v1/profiling')).body).toEqual({readinessMarks: false})
     expect((await hub.request('GET', '/api/v1/admin/profiling')).body).toEqual({readiness_marks: false, revision: 0})
     expect(await hub.store.settingsSections.get('profiling')).toBeNull()
-    expect((await hub.request('GET', '/api/v1/admin/server-config')).body.sections.profiling).toMatchObject({origin: 'bootstrap', source: 'defaults', revision: 0})
+    expect((await hub.request('GET', '/api/v1/admin/server-config')).body.sections.profiling).toMatchObject({origin: 'seeded', source: 'defaults', revision: 0})
   })
 
   it('loopback system routes write the profiles, runtimes and image_registry sections; other addresses are refused', async () => {

@@ -42,7 +42,7 @@ describeEachDialect('settings: the co-located broker\'s runtimes and profiles', 
     const envOf = async (name: string) => {
       const r = await hub!.request('POST', '/api/v1/agents', {body: {name, projectId: 'default'}})
       expect(r.status, JSON.stringify(r.body)).toBe(201)
-      expect(r.body.agent).toMatchObject({phase: 'running', runtime: 'local', brokerId: broker.opts.brokerId})
+      expect(r.body.agent).toMatchObject({phase: 'running', runtime: 'tmuxed', brokerId: broker.opts.brokerId})
       const id: string = r.body.agent.id
       const env = await waitFor(() => {
         const e = agentProcessEnv(tmux, id)

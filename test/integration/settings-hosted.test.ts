@@ -28,7 +28,7 @@ describeEachDialect('settings: hosted server-config', (dialect) => {
     expect(r.body.quotas.max_agents_per_project).toBe(7)
     expect(r.body.sections.hub).toMatchObject({origin: 'seeded', source: 'environment', revision: 1})
     expect(r.body.sections.quotas).toMatchObject({origin: 'seeded', source: 'settings_file', revision: 1})
-    expect(r.body.sections.profiling).toMatchObject({origin: 'bootstrap', revision: 0})
+    expect(r.body.sections.profiling).toMatchObject({origin: 'seeded', revision: 0})
   })
 
   it('echoing GET is a 200 that writes nothing', async () => {
@@ -207,7 +207,7 @@ describeEachDialect('settings: hosted server-config', (dialect) => {
     expect(del.json()).toMatchObject({section: 'hub', deleted: true})
     const after = h.services.settings!.view() as any
     expect(after.server.hub.hub_name).toBe('New File')
-    expect(after.sections.hub).toMatchObject({origin: 'bootstrap', revision: 0})
+    expect(after.sections.hub).toMatchObject({origin: 'seeded', revision: 0})
     expect((await h.app.inject({method: 'DELETE', url: '/api/v1/admin/server-config/sections/nope', headers: {authorization: `Bearer ${admin.token}`}})).statusCode).toBe(404)
     await h.close()
     // Re-seeded at the next boot.

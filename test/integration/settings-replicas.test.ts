@@ -93,9 +93,9 @@ describeEachDialect('settings: replicas and bootstrap variables', suite)
 
 const pgOk = await pgAvailable()
 
-/** The dedicated LISTEN connection of one Hub, found by the application_name its URL carries. */
+/** The dedicated LISTEN connection of one Hub (its last query is a LISTEN of one of its channels), found by the application_name its URL carries. */
 async function listeningPid(admin: pg.Client, app: string): Promise<number | null> {
-  const {rows} = await admin.query<{pid: number}>("select pid from pg_stat_activity where application_name = $1 and query ilike 'listen svc_settings%'", [app])
+  const {rows} = await admin.query<{pid: number}>("select pid from pg_stat_activity where application_name = $1 and query ilike 'listen svc_%'", [app])
   return rows[0]?.pid ?? null
 }
 

@@ -197,7 +197,6 @@ describeEachDialect('sign-in policies', (dialect) => {
     try {
       const verifier = 'v'.repeat(43)
       const calls: Array<[string, string, unknown?]> = [
-        ['GET', '/api/v1/auth/providers'],
         ['GET', '/api/v1/auth/login'],
         ['GET', '/api/v1/auth/login?return_to=/x'],
         ['GET', '/api/v1/auth/callback?code=a&state=b'],

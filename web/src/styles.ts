@@ -19,6 +19,9 @@ export const shared = css`
   .error { background: #fdeeee; border-color: #eab3b3; color: #8a1c1c; }
   .ok { background: #edf8ef; border-color: #b4dcbc; color: #1c6a2b; }
   .muted { color: #55606b; }
+  .needs-you.notice { background: #fff4d6; border-color: #e6b94a; color: #5c4100; font-weight: 600; }
+  tr.needs-you { background: #fff8e5; }
+  .badge.needs-you { display: inline-block; padding: 0 .4rem; border-radius: 3px; background: #b26b00; color: #fff; font-size: .8em; font-weight: 600; }
   .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
   .spaced { margin-top: .5rem; }
   .row.top { align-items: flex-start; gap: 2rem; }

@@ -37,6 +37,9 @@ Without --revert it plans adoption of the unrecorded hops on live chains (every 
   private outFile?: string
 
   protected override human(p: AdoptionPreview): string {
+    // A commit of a plan that writes nothing is refused (422 empty_plan): do not suggest one.
+    const writes = p.hops.some((h) => h.outcome === (p.operation === 'adopt' ? 'adopt' : 'revert'))
+    if (!writes) return `${previewText(p)}\n\nThe plan writes nothing: there is nothing to commit.${this.outFile ? ` (Plan written to ${this.outFile}.)` : ''}`
     const next = this.outFile ? `\n\nPlan written to ${this.outFile}; commit it with: svc admin adoption commit --plan ${this.outFile}` : `\n\nCommit it with: svc admin adoption commit --fingerprint ${p.planFingerprint} (and the same flags)`
     return previewText(p) + next
   }

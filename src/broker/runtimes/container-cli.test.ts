@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec, type RuntimeHandle} from '../runtime.js'
 import {attachArgs, ContainerCliRuntime, containerScript, inContainerCommand, execTmuxArgs, globalArgs, inspectRunningArgs, logsArgs, probeArgs, resourceArgs, runArgs, stopArgs} from './container-cli.js'
+import {cappedNproc, hardLimits, mountArgs, podmanEngineFlags} from './container-host.js'
 import {DockerRuntime} from './docker.js'
 import {PodmanRuntime} from './podman.js'
 import {runCommand} from './run-command.js'
@@ -32,6 +33,25 @@ describe('container CLI argv (pure)', () => {
     expect(() => runArgs({...spec, image: undefined}, {cols: 1, rows: 1})).toThrow(/no container image/)
     expect(() => runArgs({...spec, env: {'BAD KEY': 'x'}}, {cols: 1, rows: 1})).toThrow(/not valid/)
     expect(resourceArgs(DEFAULT_RESOURCES)).toEqual(['--cpus', '1', '--memory', '2147483648'])
+  })
+
+  it('run with the host plan: host network and limits, the agent\'s paths mounted at their host paths, svc first on PATH', () => {
+    const host = {mounts: [{path: '/opt/svc', readOnly: true}, {path: '/work/wt/a1', readOnly: false}], flags: ['--network', 'host', '--ulimit', 'nofile=20000:20000'], env: {PATH: '/state/bin:/usr/bin', HOME: '/state/homes/a1'}}
+    const plan = runArgs({...spec, env: {SVC_AUTH_TOKEN: 't'}}, {cols: 80, rows: 24}, host)
+    expect(plan.args.slice(8, plan.args.indexOf('reg/claude:1'))).toEqual([
+      '-e', 'SVC_AUTH_TOKEN', '-e', 'PATH=/state/bin:/usr/bin', '-e', 'HOME=/state/homes/a1',
+      '--cpus', '0.5', '--memory', '2147483648', '--gpus', '1',
+      '--network', 'host', '--ulimit', 'nofile=20000:20000', '-v', '/opt/svc:/opt/svc:ro', '-v', '/work/wt/a1:/work/wt/a1',
+      '-w', '/workspace',
+    ])
+    expect(() => mountArgs([{path: '/a:b', readOnly: true}])).toThrow(/without ':' or ','/)
+    expect(hardLimits('Limit                     Soft Limit           Hard Limit           Units\nMax processes             96364                96364                processes\nMax open files            1024                 20000                files\n')).toEqual({nofile: 20000, nproc: 96364})
+    expect(hardLimits('Max open files            unlimited            unlimited            files\n')).toEqual({nofile: undefined, nproc: undefined})
+    expect(cappedNproc(96364, 32768)).toBe(32768)
+    expect(cappedNproc(1000, 32768)).toBe(1000)
+    expect(cappedNproc(undefined, 32768)).toBe(32768)
+    expect(podmanEngineFlags({PATH: '/nonexistent'}, false)).toEqual(['--cgroup-manager', 'cgroupfs'])
+    expect(podmanEngineFlags({PATH: '/nonexistent'}, true)).toEqual([])
   })
 
   it('the other operations', () => {
@@ -70,12 +90,12 @@ describe('the container main process (run here, as a container would run it)', (
 })
 
 describe('container engines on this machine', () => {
-  it('a docker CLI without an engine is not available; a missing podman is not available', async () => {
+  it('a docker CLI without an engine is not available; a missing podman is not available', {timeout: 120_000}, async () => {
     expect(await new DockerRuntime({probeTimeoutMs: 10_000}).available()).toBe(false)
     expect(await new PodmanRuntime({bin: 'no-such-podman-binary'}).available()).toBe(false)
     // Whatever is installed here, a podman that answers must have an engine behind it.
     const podman = await runCommand('podman', ['info'], {}).catch(() => undefined)
-    expect(await new PodmanRuntime().available()).toBe(podman?.code === 0)
+    expect(await new PodmanRuntime({probeTimeoutMs: 60_000}).available()).toBe(podman?.code === 0)
   })
 })
 
@@ -126,7 +146,7 @@ describe('container CLI runtime against a stand-in CLI and real tmux', () => {
   }
 
   it('start hands secrets through the environment, not argv', async () => {
-    expect(await rt.start(spec)).toEqual({runtime: 'docker', ref: 'svc-a1'})
+    expect(await rt.start(spec)).toEqual({runtime: 'docker', ref: 'svc-a1', image: 'reg/claude:1', sandbox: 'container'})
     const log = await readFile(join(dir, 'argv.log'), 'utf8')
     expect(log).not.toContain('secret token')
     expect(await readFile(join(dir, 'run-env'), 'utf8')).toBe('secret token')

@@ -11,7 +11,9 @@
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
+import {baseImageTag} from '../images/base-recipe.js'
 import type {AgentSpec, KeyInput, Resources, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
+import {containerHostPlan, mountArgs, podmanEngineFlags, type HostPlan} from './container-host.js'
 import {cpuCores, quantityBytes} from './quantity.js'
 import {CommandError, runCommand} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
@@ -35,6 +37,10 @@ export interface ContainerCliOptions {
   probeTimeoutMs?: number
   cols?: number
   rows?: number
+  /** Settings `runtimes.<name>.image`: image of agents whose harness config names none. */
+  defaultImage?: string
+  /** The broker's directory for this runtime's files. */
+  stateDir?: string
 }
 
 /** Flags before the subcommand that select the engine. */
@@ -68,13 +74,13 @@ export function resourceArgs(r: Resources): string[] {
   return args
 }
 
-/** argv of `run` for an agent (after globalArgs). */
-export function runArgs(spec: AgentSpec, size: {cols: number; rows: number}): RunPlan {
+/** argv of `run` for an agent (after globalArgs); `host` adds the mounts, flags and env of containerHostPlan. */
+export function runArgs(spec: AgentSpec, size: {cols: number; rows: number}, host?: HostPlan): RunPlan {
   if (!spec.image) throw new Error(`agent ${spec.agentId} has no container image: set \`image\` in its harness config`)
   const name = sessionNameFor(spec.agentId)
   const args = ['run', '-d', '--name', name, '--label', `svc.agent=${spec.agentId}`, '--label', `svc.project=${spec.projectId}`]
   const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(spec.env)) {
+  for (const [k, v] of Object.entries({...spec.env, ...host?.env})) {
     checkEnvKey(k)
     if (CLI_SENSITIVE.test(k)) args.push('-e', `${k}=${v}`)
     else {
@@ -83,6 +89,7 @@ export function runArgs(spec: AgentSpec, size: {cols: number; rows: number}): Ru
     }
   }
   args.push(...resourceArgs(spec.resources))
+  if (host) args.push(...host.flags, ...mountArgs(host.mounts))
   if (spec.workdir) args.push('-w', spec.workdir)
   args.push(spec.image, ...inContainerCommand(spec.command, size))
   return {args, env}
@@ -148,12 +155,13 @@ export class ContainerCliRuntime implements Runtime {
     this.type = opts.cli
     this.bin = opts.bin ?? opts.cli
     this.env = opts.env ?? process.env
-    this.global = globalArgs(opts.cli, opts.host)
+    this.global = [...globalArgs(opts.cli, opts.host), ...(opts.cli === 'podman' && !opts.host ? podmanEngineFlags(this.env) : [])]
   }
 
   async available(): Promise<boolean> {
     try {
-      const r = await runCommand(this.bin, [...this.global, ...probeArgs(this.opts.cli)], {env: this.env, timeoutMs: this.opts.probeTimeoutMs ?? 5000})
+      // podman info takes 5 s on a loaded machine: a short probe would call a working engine absent.
+      const r = await runCommand(this.bin, [...this.global, ...probeArgs(this.opts.cli)], {env: this.env, timeoutMs: this.opts.probeTimeoutMs ?? 20_000})
       return r.code === 0 && r.stdout.toString('utf8').trim() !== ''
     } catch {
       return false
@@ -161,9 +169,25 @@ export class ContainerCliRuntime implements Runtime {
   }
 
   async start(spec: AgentSpec): Promise<RuntimeHandle> {
-    const plan = runArgs(spec, {cols: this.opts.cols ?? 200, rows: this.opts.rows ?? 50})
+    const image = await this.imageFor(spec)
+    // With a state dir (every broker), the agent's paths and the svc program are mounted in.
+    const host = this.opts.stateDir ? containerHostPlan(this.opts.cli, spec, this.opts.stateDir) : undefined
+    const plan = runArgs({...spec, image}, {cols: this.opts.cols ?? 200, rows: this.opts.rows ?? 50}, host)
     await this.checked(plan.args, `starting agent ${spec.agentId} with ${this.bin}`, {env: {...this.env, ...plan.env}})
-    return {runtime: this.type, ref: sessionNameFor(spec.agentId)}
+    return {runtime: this.type, ref: sessionNameFor(spec.agentId), image, sandbox: 'container'}
+  }
+
+  /**
+   * The harness config's image, else the runtime's `image` setting, else the agent base image
+   * when `svc image build` has made it; otherwise a refusal that names what to set, before any
+   * container exists.
+   */
+  async imageFor(spec: AgentSpec): Promise<string> {
+    if (spec.image) return spec.image
+    if (this.opts.defaultImage) return this.opts.defaultImage
+    const base = baseImageTag()
+    if ((await this.run(['image', 'inspect', '--format', '{{.Id}}', base]).catch(() => ({code: 1}))).code === 0) return base
+    throw new Error(`agent ${spec.agentId} has no container image: its harness config names none, the ${this.type} runtime has no \`image\` setting, and the agent base image ${base} is not built; run \`svc image build\`, or set \`image\` in the harness config (harness_configs.<config>.image) or in settings runtimes.<name>.image`)
   }
 
   async stop(handle: RuntimeHandle): Promise<void> {

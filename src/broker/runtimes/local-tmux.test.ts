@@ -79,7 +79,7 @@ describe('local tmux runtime (real tmux)', () => {
   it('starts a session whose shell sees the agent environment', async () => {
     const s = spec()
     const h = await rt.start(s)
-    expect(h).toEqual({runtime: 'local', ref: `svc-${s.agentId}`})
+    expect(h).toEqual({runtime: 'local', ref: `svc-${s.agentId}`, sandbox: 'none'})
     expect((await runCommand('tmux', ['has-session', '-t', `=${h.ref}`], {env})).code).toBe(0)
     expect(await rt.isRunning(h)).toBe(true)
     expect(await rt.terminalReady(h)).toBe(true)

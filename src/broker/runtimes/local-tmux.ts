@@ -8,6 +8,8 @@ import {randomUUID} from 'node:crypto'
 import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {AgentSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
+import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, worktreeGitPaths, writeSvcShim} from '../sandbox/host.js'
+import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
@@ -32,6 +34,16 @@ export interface LocalTmuxOptions {
    * socket, so `tmux attach -t svc-<agentId>` works by hand. Either way under TMUX_TMPDIR.
    */
   socketName?: string
+  /**
+   * `bubblewrap`: each harness runs in a bubblewrap sandbox (sandbox/policy.ts) with only the agent
+   * environment; `none`: it runs as the broker's user with the broker's environment. The class
+   * default is `none`; settings (`runtimes.<name>.sandbox`) default to `bubblewrap`.
+   */
+  sandbox?: 'bubblewrap' | 'none'
+  /** With the sandbox: names of broker environment variables the agent receives too. */
+  envPassthrough?: string[]
+  /** bwrap executable; default `bwrap` from PATH. */
+  bwrap?: string
 }
 
 const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
@@ -65,24 +77,27 @@ export class LocalTmuxRuntime implements Runtime {
 
   async start(spec: AgentSpec): Promise<RuntimeHandle> {
     const session = sessionNameFor(spec.agentId)
-    const handle: RuntimeHandle = {runtime: 'local', ref: session}
+    const sandbox = this.opts.sandbox ?? 'none'
+    const handle: RuntimeHandle = {runtime: 'local', ref: session, sandbox}
     if (await this.sessionExists(session)) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
     // Private: the env files hold the agent's token until its shell has read them.
     await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
+    const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: spec.command, env: spec.env}
     const logFile = this.logFile(session)
     const envFile = this.envFile(session)
     await writeFile(logFile, '', {mode: 0o600})
     await rm(envFile, {force: true})
-    await writeFile(envFile, envFileContent(spec.env), {mode: 0o600})
+    await writeFile(envFile, envFileContent(launch.env), {mode: 0o600})
     const args = newSessionArgs({
       session,
       cols: this.opts.cols ?? 200,
       rows: this.opts.rows ?? 50,
-      env: spec.env,
-      command: spec.command,
+      env: launch.env,
+      command: launch.command,
       workdir: spec.workdir,
       logFile,
       envFile,
+      cleanEnv: sandbox === 'bubblewrap',
     })
     for (let attempt = 1; ; attempt++) {
       const r = await this.run(args)
@@ -97,6 +112,36 @@ export class LocalTmuxRuntime implements Runtime {
       await rm(envFile, {force: true})
       throw new CommandError(`starting agent ${spec.agentId} in tmux failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
     }
+  }
+
+  /**
+   * The harness command wrapped in bwrap (sandbox/policy.ts) and its whole environment. Refuses,
+   * before any session exists, when bwrap cannot run: an agent must never silently run
+   * unsandboxed; `sandbox: none` in settings says so on purpose.
+   */
+  private async sandboxed(spec: AgentSpec, session: string): Promise<{command: string[]; env: Record<string, string>}> {
+    const bwrap = findExecutable(this.opts.bwrap ?? 'bwrap', this.env.PATH)
+    const problem = bwrap ? await bwrapProblem(bwrap) : 'bwrap is not installed or not on PATH'
+    if (problem) {
+      throw new Error(`the local runtime runs each agent in a bubblewrap sandbox, and bwrap cannot run here (${problem}): install it (Debian: apt-get install bubblewrap), or set \`sandbox: none\` on this runtime in settings (runtimes.<name>.sandbox; runtimes.local.sandbox for the default) to run agents unsandboxed on purpose`)
+    }
+    // The agent's own HOME: given by the broker, else one per session beside the logs.
+    const home = spec.home ?? join(this.opts.stateDir, 'homes', session)
+    await mkdir(home, {recursive: true, mode: 0o700})
+    const binDir = join(this.opts.stateDir, 'sandbox-bin')
+    const shim = writeSvcShim(binDir)
+    const git = spec.workdir ? worktreeGitPaths(spec.workdir) : {readable: [], writable: []}
+    const {system, masked} = hostSystemPaths()
+    const args = bwrapArgs({
+      workdir: spec.workdir,
+      home,
+      writable: [...(spec.writablePaths ?? []), ...git.writable],
+      readable: [...(spec.readablePaths ?? []), ...git.readable, ...shim.readable, ...executableReadable(spec.command[0])],
+      system,
+      masked,
+    })
+    const env = sandboxEnv({hostEnv: this.env, passthrough: this.opts.envPassthrough ?? [], agentEnv: spec.env, home, binDir})
+    return {command: [bwrap!, ...args, '--', ...spec.command], env}
   }
 
   async stop(handle: RuntimeHandle): Promise<void> {

@@ -5,6 +5,8 @@ export interface RunResult {
   code: number
   stdout: Buffer
   stderr: string
+  /** Set when `maxStdoutBytes` cut the output (the program was then killed). */
+  truncated?: boolean
 }
 
 export interface RunOptions {
@@ -14,6 +16,11 @@ export interface RunOptions {
   /** Kills the program after this many milliseconds (reported as a failure). */
   timeoutMs?: number
   signal?: AbortSignal
+  /**
+   * Keeps at most this many bytes of stdout, then kills the program (a huge diff must not fill
+   * the memory). The result is then `truncated` and its code whatever the kill gave.
+   */
+  maxStdoutBytes?: number
 }
 
 export class CommandError extends Error {
@@ -33,13 +40,27 @@ export function runCommand(file: string, args: string[], opts: RunOptions = {}):
     const out: Buffer[] = []
     const err: Buffer[] = []
     let timedOut = false
+    let outBytes = 0
+    let truncated = false
     const timer = opts.timeoutMs
       ? setTimeout(() => {
           timedOut = true
           child.kill('SIGKILL')
         }, opts.timeoutMs)
       : undefined
-    child.stdout.on('data', (c: Buffer) => out.push(c))
+    child.stdout.on('data', (c: Buffer) => {
+      if (truncated) return
+      const max = opts.maxStdoutBytes
+      if (max !== undefined && outBytes + c.length > max) {
+        out.push(c.subarray(0, max - outBytes))
+        outBytes = max
+        truncated = true
+        child.kill('SIGKILL')
+        return
+      }
+      out.push(c)
+      outBytes += c.length
+    })
     child.stderr.on('data', (c: Buffer) => err.push(c))
     child.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer)
@@ -50,7 +71,7 @@ export function runCommand(file: string, args: string[], opts: RunOptions = {}):
       clearTimeout(timer)
       const stderr = Buffer.concat(err).toString('utf8').trim()
       if (timedOut) return resolve({code: 124, stdout: Buffer.concat(out), stderr: `${file} did not finish within ${opts.timeoutMs} ms`})
-      resolve({code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out), stderr})
+      resolve({code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out), stderr, ...(truncated && {truncated})})
     })
     // A program that exits before reading stdin closes the pipe: that is its business, not an error.
     child.stdin.on('error', () => {})

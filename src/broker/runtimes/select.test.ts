@@ -5,7 +5,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {ContainerCliRuntime} from './container-cli.js'
 import {KubernetesRuntime} from './kubernetes.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
-import {createRuntime, defaultRuntime, mergeEnv, selectRuntime} from './select.js'
+import {chooseDefaultRuntime, readStoredDefault} from './default-runtime.js'
+import {createRuntime, defaultRuntime, mergeEnv, runtimeNamed, runtimeNames, selectRuntime} from './select.js'
 
 let dir: string
 beforeAll(async () => {
@@ -19,19 +20,46 @@ beforeAll(async () => {
 afterAll(() => rm(dir, {recursive: true, force: true}))
 
 describe('runtime selection', () => {
-  it('the workstation default on this machine: docker CLI without engine, no podman → local', async () => {
-    const rt = await defaultRuntime({stateDir: dir})
-    expect(rt).toBeInstanceOf(LocalTmuxRuntime)
-    expect(rt.type).toBe('local')
-  })
-
-  it('prefers docker, then podman, when their engines answer', async () => {
+  // Every probe here runs stand-in engines: the suite must not depend on what this machine has.
+  it('the probe prefers docker, then podman, when their engines answer, else local', async () => {
     const d = await defaultRuntime({stateDir: dir, bins: {docker: join(dir, 'engine'), podman: join(dir, 'engine')}})
     expect(d.type).toBe('docker')
     const p = await defaultRuntime({stateDir: dir, bins: {docker: join(dir, 'no-engine'), podman: join(dir, 'engine')}})
     expect(p.type).toBe('podman')
     const l = await defaultRuntime({stateDir: dir, bins: {docker: join(dir, 'no-engine'), podman: join(dir, 'no-engine')}})
     expect(l.type).toBe('local')
+    expect(l).toBeInstanceOf(LocalTmuxRuntime)
+  })
+
+  it('the default is chosen once: an engine that starts answering later changes nothing; a setting wins without rewriting it', async () => {
+    const state = join(dir, 'broker-once')
+    const probe = (engine: string) => async () => (await defaultRuntime({stateDir: dir, bins: {docker: join(dir, 'no-engine'), podman: join(dir, engine)}})).type
+    const first = await chooseDefaultRuntime(state, {known: runtimeNames({}), detect: probe('no-engine')})
+    expect(first).toMatchObject({runtime: 'local', source: 'detected'})
+    expect(readStoredDefault(state)).toMatchObject({runtime: 'local', how: 'detected'})
+    // podman installed since: the stored choice stands.
+    const again = await chooseDefaultRuntime(state, {known: runtimeNames({}), detect: probe('engine')})
+    expect(again).toEqual({runtime: 'local', source: 'stored', chosenAt: first.chosenAt})
+    const pinned = await chooseDefaultRuntime(state, {pinned: 'podman', known: runtimeNames({}), detect: probe('engine')})
+    expect(pinned).toEqual({runtime: 'podman', source: 'setting'})
+    expect(readStoredDefault(state)?.runtime).toBe('local')
+    await expect(chooseDefaultRuntime(state, {pinned: 'vm', known: runtimeNames({}), detect: probe('engine')})).rejects.toThrow(/default runtime "vm" is not a runtime type or a name in settings `runtimes`/)
+    // A `runtimes` name is a valid default too, and selection uses its entry.
+    const settings = {runtimes: {sandboxless: {type: 'local', sandbox: 'none'}}}
+    expect(await chooseDefaultRuntime(state, {pinned: 'sandboxless', known: runtimeNames(settings), detect: probe('engine')})).toMatchObject({runtime: 'sandboxless'})
+    const sel = await selectRuntime(settings, {stateDir: dir, defaultRuntime: 'sandboxless'})
+    expect(sel).toMatchObject({runtimeName: 'sandboxless', settings: {type: 'local', sandbox: 'none'}})
+    expect(sel.runtime.type).toBe('local')
+  })
+
+  it('a runtime by name: a `runtimes` entry, else a bare type; the default type picks up an entry of its own name', () => {
+    const settings = {runtimes: {local: {type: 'local', env_passthrough: ['LANG']}, dock: {type: 'docker', image: 'img:1'}}}
+    expect(runtimeNamed(settings, 'local', {stateDir: dir}).settings).toEqual({type: 'local', env_passthrough: ['LANG']})
+    expect(runtimeNamed(settings, 'podman', {stateDir: dir})).toMatchObject({runtimeName: 'podman', settings: {type: 'podman'}})
+    expect(runtimeNamed(settings, 'dock', {stateDir: dir}).runtime.type).toBe('docker')
+    expect(() => runtimeNamed(settings, 'nowhere', {stateDir: dir})).toThrow(/runtime "nowhere" is not defined in settings `runtimes`/)
+    expect(() => runtimeNamed({runtimes: {x: {type: 'local', sandbox: 'maybe'}}}, 'x', {stateDir: dir})).toThrow(/`sandbox` must be bubblewrap or none/)
+    expect(() => runtimeNamed({runtimes: {x: {type: 'local', env_passthrough: ['A B']}}}, 'x', {stateDir: dir})).toThrow(/`env_passthrough` must be a list/)
   })
 
   it('profiles name runtimes; env merges runtime then profile', async () => {
@@ -49,7 +77,7 @@ describe('runtime selection', () => {
     expect((await selectRuntime(settings, {stateDir: dir}, 'bare')).runtime.type).toBe('local')
     await expect(selectRuntime(settings, {stateDir: dir}, 'broken')).rejects.toThrow('profile "broken" names runtime "nowhere", which is not defined in settings `runtimes`')
     await expect(selectRuntime(settings, {stateDir: dir}, 'ghost')).rejects.toThrow(/profile "ghost" is not defined/)
-    expect((await selectRuntime({}, {stateDir: dir})).runtime.type).toBe('local')
+    expect((await selectRuntime({}, {stateDir: dir, defaultRuntime: 'local'})).runtime.type).toBe('local')
   })
 
   it('unknown and unsupported types are clear errors', () => {

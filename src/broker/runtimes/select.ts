@@ -1,7 +1,8 @@
 /**
  * Builds the Runtime an agent runs on from settings: `profiles.<p>.runtime` names an entry of
- * `runtimes` ({type, host, context, namespace, env}); with no profile, a workstation's default is
- * docker when its engine answers, else podman when its engine answers, else local (tmux).
+ * `runtimes` ({type, host, context, namespace, env, sandbox, env_passthrough, image}); with no
+ * profile, the broker's default runtime (default-runtime.ts: chosen once, at the first start,
+ * then kept), configured by the `runtimes` entry of that name when there is one.
  */
 import type {HarnessConfig} from '../harness.js'
 import type {Runtime} from '../runtime.js'
@@ -19,6 +20,12 @@ export interface RuntimeSettings {
   sync?: string
   gke?: boolean
   env?: Record<string, string>
+  /** local: `bubblewrap` (default) runs each agent in a bubblewrap sandbox; `none` runs it unsandboxed, on purpose. */
+  sandbox?: string
+  /** local with a sandbox: names of broker environment variables that reach the agent. */
+  env_passthrough?: string[]
+  /** docker, podman: image of harness configs that name none (default: the `svc image build` base image). */
+  image?: string
 }
 
 /** One entry of settings `profiles`. */
@@ -44,7 +51,12 @@ export interface RuntimeFactoryOptions {
   /** Environment of runtime CLIs and tmux (TMUX_TMPDIR, DOCKER_HOST, KUBECONFIG...); default process.env. */
   env?: NodeJS.ProcessEnv
   /** Executables, for tests and unusual installs. */
-  bins?: {tmux?: string; docker?: string; podman?: string}
+  bins?: {tmux?: string; docker?: string; podman?: string; bwrap?: string}
+  /**
+   * The broker's default runtime (a type or a `runtimes` name), used when no profile is active;
+   * see chooseDefaultRuntime. Without it the engines are probed (tests of the probe only).
+   */
+  defaultRuntime?: string
 }
 
 export const RUNTIME_TYPES = ['local', 'docker', 'podman', 'kubernetes'] as const
@@ -52,11 +64,11 @@ export const RUNTIME_TYPES = ['local', 'docker', 'podman', 'kubernetes'] as cons
 export function createRuntime(name: string, cfg: RuntimeSettings, opts: RuntimeFactoryOptions): Runtime {
   switch (cfg.type) {
     case 'local':
-      return new LocalTmuxRuntime({stateDir: opts.stateDir, env: opts.env, tmux: opts.bins?.tmux})
+      return new LocalTmuxRuntime({stateDir: opts.stateDir, env: opts.env, tmux: opts.bins?.tmux, sandbox: sandboxOf(name, cfg), envPassthrough: passthroughOf(name, cfg), bwrap: opts.bins?.bwrap})
     case 'docker':
-      return new DockerRuntime({host: cfg.host, env: opts.env, bin: opts.bins?.docker})
+      return new DockerRuntime({host: cfg.host, env: opts.env, bin: opts.bins?.docker, defaultImage: cfg.image, stateDir: opts.stateDir})
     case 'podman':
-      return new PodmanRuntime({host: cfg.host, env: opts.env, bin: opts.bins?.podman})
+      return new PodmanRuntime({host: cfg.host, env: opts.env, bin: opts.bins?.podman, defaultImage: cfg.image, stateDir: opts.stateDir})
     case 'kubernetes':
       return new KubernetesRuntime({context: cfg.context, namespace: cfg.namespace, env: opts.env})
     case 'container':
@@ -66,7 +78,22 @@ export function createRuntime(name: string, cfg: RuntimeSettings, opts: RuntimeF
   }
 }
 
-/** docker if its engine answers, else podman if its engine answers, else local. */
+function sandboxOf(name: string, cfg: RuntimeSettings): 'bubblewrap' | 'none' {
+  const v = cfg.sandbox ?? 'bubblewrap'
+  if (v !== 'bubblewrap' && v !== 'none') throw new Error(`runtime ${JSON.stringify(name)}: \`sandbox\` must be bubblewrap or none, not ${JSON.stringify(v)}`)
+  return v
+}
+
+function passthroughOf(name: string, cfg: RuntimeSettings): string[] {
+  const v = cfg.env_passthrough ?? []
+  if (!Array.isArray(v) || v.some((k) => typeof k !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))) throw new Error(`runtime ${JSON.stringify(name)}: \`env_passthrough\` must be a list of environment variable names`)
+  return v
+}
+
+/**
+ * Probes the engines (docker if its engine answers, else podman if its engine answers, else
+ * local). Only the first start of a broker asks this; later starts read the stored answer.
+ */
 export async function defaultRuntime(opts: RuntimeFactoryOptions): Promise<Runtime> {
   const docker = createRuntime('docker', {type: 'docker'}, opts)
   const podman = createRuntime('podman', {type: 'podman'}, opts)
@@ -79,8 +106,10 @@ export async function defaultRuntime(opts: RuntimeFactoryOptions): Promise<Runti
 
 export interface SelectedRuntime {
   runtime: Runtime
-  /** Name in `runtimes`, or the type for the workstation default. */
+  /** Name in `runtimes`, or a bare type. */
   runtimeName: string
+  /** The `runtimes` entry it was built from (`{type}` for a bare type): enough to build it again. */
+  settings: RuntimeSettings
   profileName?: string
   profile?: ProfileSettings
   /** The runtime's env with the profile's env merged over it. */
@@ -93,17 +122,31 @@ export interface SelectedRuntime {
  */
 export async function selectRuntime(settings: RuntimeSelectionSettings, opts: RuntimeFactoryOptions, profileName?: string): Promise<SelectedRuntime> {
   const pname = profileName || settings.active_profile
-  if (!pname) {
-    const runtime = await defaultRuntime(opts)
-    return {runtime, runtimeName: runtime.type, env: {}}
-  }
+  if (!pname) return runtimeNamed(settings, opts.defaultRuntime ?? (await defaultRuntime(opts)).type, opts)
   const profile = settings.profiles?.[pname]
   if (!profile) throw new Error(`profile ${JSON.stringify(pname)} is not defined in settings \`profiles\` (have: ${Object.keys(settings.profiles ?? {}).join(', ') || 'none'})`)
   if (!profile.runtime) throw new Error(`profile ${JSON.stringify(pname)} has no \`runtime\``)
   const rname = profile.runtime
-  const cfg = settings.runtimes?.[rname] ?? ((RUNTIME_TYPES as readonly string[]).includes(rname) ? {type: rname} : undefined)
+  const cfg = settingsOf(settings, rname)
   if (!cfg) throw new Error(`profile ${JSON.stringify(pname)} names runtime ${JSON.stringify(rname)}, which is not defined in settings \`runtimes\``)
-  return {runtime: createRuntime(rname, cfg, opts), runtimeName: rname, profileName: pname, profile, env: mergeEnv(cfg.env, profile.env)}
+  return {runtime: createRuntime(rname, cfg, opts), runtimeName: rname, settings: cfg, profileName: pname, profile, env: mergeEnv(cfg.env, profile.env)}
+}
+
+/** The `runtimes` entry of a name, or `{type}` for a bare type with no entry; undefined otherwise. */
+export function settingsOf(settings: RuntimeSelectionSettings, name: string): RuntimeSettings | undefined {
+  return settings.runtimes?.[name] ?? ((RUNTIME_TYPES as readonly string[]).includes(name) ? {type: name} : undefined)
+}
+
+/** The runtime of a `runtimes` name or a bare type (the default runtime, or an agent's own). */
+export function runtimeNamed(settings: RuntimeSelectionSettings, name: string, opts: RuntimeFactoryOptions): SelectedRuntime {
+  const cfg = settingsOf(settings, name)
+  if (!cfg) throw new Error(`runtime ${JSON.stringify(name)} is not defined in settings \`runtimes\` and is not a runtime type (${RUNTIME_TYPES.join(', ')})`)
+  return {runtime: createRuntime(name, cfg, opts), runtimeName: name, settings: cfg, env: mergeEnv(cfg.env)}
+}
+
+/** Names a default runtime may take: the types, and the names of settings `runtimes`. */
+export function runtimeNames(settings: RuntimeSelectionSettings): string[] {
+  return [...new Set([...RUNTIME_TYPES, ...Object.keys(settings.runtimes ?? {})])]
 }
 
 /** Later layers win: runtime env, profile env, harness env, then the agent's own (SVC_*) env. */

@@ -60,10 +60,21 @@ export interface NewSessionOptions {
    * the client that started it for its whole life, visible to every user in `ps`: no tokens there.
    */
   envFile?: string
+  /**
+   * With `envFile`: start from an empty environment (CLEAN_ENV_LOADER), so the harness gets the
+   * file's variables and TERM only, never the tmux server's (which is the broker's).
+   */
+  cleanEnv?: boolean
 }
 
 /** sh script run as `sh -c ENV_LOADER <envFile> <command...>`: exports the file's variables, removes it, execs the command. */
 export const ENV_LOADER = 'set -a; . "$0" || exit 127; set +a; rm -f -- "$0"; exec "$@"'
+
+/**
+ * ENV_LOADER behind `env -i`: a pane inherits the tmux server's environment, which is the
+ * broker's (the Hub's, for the co-located broker); only TERM, set by tmux for the pane, stays.
+ */
+export const CLEAN_ENV_LOADER = `exec env -i TERM="\${TERM:-screen}" /bin/sh -c '${ENV_LOADER}' "$0" "$@"`
 
 /** The env file for ENV_LOADER: one `NAME='value'` line per variable. */
 export function envFileContent(env: Record<string, string>): string {
@@ -86,7 +97,7 @@ export function newSessionArgs(o: NewSessionOptions): string[] {
   if (o.workdir) args.push('-c', tmuxArg(o.workdir))
   if (o.envFile) {
     for (const k of Object.keys(o.env)) checkEnvKey(k)
-    args.push('--', ...['/bin/sh', '-c', ENV_LOADER, o.envFile, ...directCommand(o.command)].map(tmuxArg))
+    args.push('--', ...['/bin/sh', '-c', o.cleanEnv ? CLEAN_ENV_LOADER : ENV_LOADER, o.envFile, ...directCommand(o.command)].map(tmuxArg))
   } else {
     for (const [k, v] of Object.entries(o.env)) {
       checkEnvKey(k)

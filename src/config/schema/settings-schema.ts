@@ -1,3 +1,4 @@
+import {NOTIFY_STATES} from '../../api/notify-states.js'
 import {SERVER_KEYS, type KeySpec} from '../schema.js'
 import {any, bool, DURATION, float, int, list, map, obj, str, type LeafNode, type ObjectNode, type SchemaNode} from './types.js'
 
@@ -37,7 +38,20 @@ function serverSection(): ObjectNode {
   hub.fields.cors = cors('Hub API')
   broker.fields.cors = cors('co-located broker API')
   root.fields.github_app = obj('GitHub App integration (Layer-1 section `github_app`).', {webhooks_enabled: bool('Accept GitHub webhooks.')}, {open: true, materialize: false})
-  root.fields.notification_channels = list('Notification channels (Layer-1 section `notification_channels`).', any('A channel.'))
+  root.fields.notification_channels = list(
+    'Notification channels (Layer-1 section `notification_channels`): where the Hub tells people that an agent needs them or finished.',
+    obj(
+      'A channel.',
+      {
+        type: str('Channel type.', {oneOf: ['webhook']}),
+        url: str('URL the Hub POSTs each event to (a Slack incoming webhook works as is).', {format: {re: /^https?:\/\/\S+$/, describe: 'an http:// or https:// URL'}}),
+        events: list('Agent states that trigger a POST (activities and phases); default `waiting_for_input`, `idle`, `completed`, `error`, `limits_exceeded`.', str('A state.', {oneOf: NOTIFY_STATES})),
+        projects: list('Only agents of these projects (IDs); default every project.', str('A project ID.')),
+        secret: str('Key of the `X-Svc-Signature: sha256=<hex HMAC-SHA256 of the body>` header; no header without it.'),
+      },
+      {required: ['type', 'url'], materialize: false},
+    ),
+  )
   root.fields.federation = obj('Trust of external identity providers (Layer-1 section `federation`).', {}, {open: true, materialize: false})
   return root
 }
@@ -150,6 +164,9 @@ export const SETTINGS_SCHEMA: ObjectNode = withOtherServerKeys(obj(
       sync: str('File sync strategy, for example `tar`.'),
       gke: bool('Cloud-specific cluster features.', {default: false}),
       env: envMap('Environment of agents on this runtime.'),
+      sandbox: str('local: `bubblewrap` runs each agent in a bubblewrap sandbox; `none` runs agents unsandboxed, as the broker\'s user with its files and environment (on purpose only).', {oneOf: ['bubblewrap', 'none'], default: 'bubblewrap'}),
+      env_passthrough: list('local with a sandbox: broker environment variables that reach agents (by default none does, but PATH and LANG).', str('A variable name.'), {default: []}),
+      image: str('docker, podman: image of agents whose harness configuration names none (default: the base image of `svc image build`).'),
     })),
     harness_configs: map('Harness configurations.', 'config', obj('A harness configuration.', harnessFields(), {required: ['harness']})),
     profiles: map('Profiles: a runtime and the defaults that go with it.', 'profile', obj('A profile.', {

@@ -26,9 +26,17 @@ export type AgentSettingsSource = () => Promise<AgentSettings>
 
 export const DEFAULT_QUOTAS = {maxAgentsPerProject: 100, maxAgentsPerBroker: 50, enforceBrokerQuotas: true}
 
-/** The built-in harness config: a shell, so an agent works with no model behind it. */
+/**
+ * The built-in harness configs, usable by name with no settings: a shell (an agent with no model
+ * behind it) and the real coding agents (src/broker/harnesses/). Settings `harness_configs` of the
+ * same name replace them.
+ */
 export const BUILTIN_HARNESS_CONFIGS: Record<string, HarnessConfigSetting> = {
   shell: {harness: 'shell'},
+  claude: {harness: 'claude'},
+  codex: {harness: 'codex'},
+  gemini: {harness: 'gemini'},
+  opencode: {harness: 'opencode'},
 }
 
 const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : d)

@@ -5,6 +5,9 @@ import type {StatusPatch} from './status-writer.js'
 export const PHASES = ['created', 'provisioning', 'cloning', 'running', 'stopped', 'error'] as const
 export const ACTIVITIES = ['idle', 'thinking', 'executing', 'waiting_for_input', 'completed', 'limits_exceeded', 'offline'] as const
 
+/** Activities that stay on an agent once it stopped: what ended it. */
+export const TERMINAL_ACTIVITIES = ['completed', 'limits_exceeded'] as const
+
 /** No heartbeat for this long makes a running agent's activity `offline`. */
 export const HEARTBEAT_TIMEOUT_MS = 90_000
 
@@ -20,7 +23,8 @@ export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowM
   const phase = pending?.phase ?? a.phase
   const heartbeat = pending?.heartbeatAt ?? a.lastHeartbeatAt
   let activity = pending?.activity !== undefined ? pending.activity : a.activity
-  if (phase !== 'running') activity = null
+  // An end the agent reached (its task completed, a limit stopped it) outlives the stop.
+  if (phase !== 'running') activity = activity !== null && (TERMINAL_ACTIVITIES as readonly string[]).includes(activity) ? activity : null
   else {
     const since = heartbeat ?? a.updatedAt
     if (nowMs - Date.parse(since) > HEARTBEAT_TIMEOUT_MS) activity = 'offline'
@@ -46,5 +50,10 @@ export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowM
     lastHeartbeatAt: heartbeat,
     messageMode: a.messageMode,
     appliedSettings: (a.config.applied as AgentDto['appliedSettings'] | undefined) ?? {},
+    workspace: a.workspace,
+    image: a.image,
+    sandbox: a.sandbox,
+    turns: a.turns,
+    usage: a.usage,
   }
 }

@@ -6,7 +6,7 @@ import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
 import type {AgentAccess} from './access.js'
-import {BUILTIN_HARNESS_CONFIGS, type AgentSettingsSource} from './agent-settings.js'
+import type {AgentSettingsSource} from './agent-settings.js'
 import {ACTIVITIES, agentView, PHASES, type AgentView} from './agent-state.js'
 import type {AgentTokens} from './agent-tokens.js'
 import {placeHubCloudIdentity} from './cloud-identity-placement.js'
@@ -15,63 +15,24 @@ import {AGENT_ROLES} from './scopes.js'
 import {recordDelegation} from '../delegation/record-edge.js'
 import {reincarnateEdge} from '../delegation/reincarnate.js'
 import {agentTelemetryOverride} from '../../telemetry/overrides.js'
-import {BY_FIELD} from '../project-settings/registry.js'
 import {resolveAgentDefaults} from '../project-settings/resolve.js'
 import type {StatusWriter} from './status-writer.js'
+import {requestLayer, type CreateAgentInput} from './create-input.js'
+import {createLauncher, type SecretValues} from './launch.js'
+import type {SessionUsage} from '../../broker/harnesses/types.js'
+import {recordUsage} from './usage.js'
+import {releasingOnClose, type StreamGate} from './stream-slots.js'
 
-export interface CreateAgentInput {
-  name: string
-  projectId: string
-  harnessConfig?: string
-  template?: string
-  task?: string
-  brokerId?: string
-  role?: string
-  maxTurns?: number
-  maxModelCalls?: number
-  maxDuration?: string
-  resources?: Record<string, unknown>
-  model?: string
-  thinkingLevel?: string
-  timezone?: string
-  cloudIdentityMode?: string
-  cloudIdentityServiceAccountId?: string
-  /** Telemetry settings of this agent over its template's and the Hub's (the `telemetry` table). */
-  telemetry?: unknown
-}
-
-/** Request fields that override the registered project settings (same validation). */
-const REQUEST_FIELDS: Record<string, string> = {
-  harnessConfig: 'defaultHarnessConfig',
-  template: 'defaultTemplate',
-  role: 'defaultAgentRole',
-  maxTurns: 'defaultMaxTurns',
-  maxModelCalls: 'defaultMaxModelCalls',
-  maxDuration: 'defaultMaxDuration',
-  resources: 'defaultResources',
-  model: 'defaultModel',
-  thinkingLevel: 'defaultThinkingLevel',
-  timezone: 'defaultTimezone',
-  cloudIdentityMode: 'defaultCloudIdentityMode',
-  cloudIdentityServiceAccountId: 'defaultCloudIdentityServiceAccountId',
-}
-
-/** Validates the request's overrides with the registry's rules; returns them keyed by setting field. */
-function requestLayer(input: CreateAgentInput): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  const fields: Array<{path: string; message: string}> = []
-  for (const [inputField, settingField] of Object.entries(REQUEST_FIELDS)) {
-    const v = (input as unknown as Record<string, unknown>)[inputField]
-    if (v === undefined) continue
-    try {
-      const def = BY_FIELD.get(settingField)!
-      out[settingField] = def.parse(def.toRaw(v))
-    } catch (err) {
-      fields.push({path: inputField, message: (err as Error).message})
-    }
-  }
-  if (fields.length) throw new AppError('validation_error', `invalid agent: ${fields.map((f) => `${f.path} ${f.message}`).join('; ')}`, {fields})
-  return out
+/** The body of `POST /agents/:id/status` (a harness's hook adds `turnEnded` and `usage`). */
+export interface StatusReportInput {
+  phase?: string
+  activity?: string
+  detail?: string
+  heartbeat?: boolean
+  /** The harness ended a turn: counted against `max_turns`. */
+  turnEnded?: boolean
+  /** Cumulative usage of the harness's current session (see broker/harnesses/types.ts). */
+  usage?: SessionUsage
 }
 
 export interface AgentServiceDeps {
@@ -86,14 +47,8 @@ export interface AgentServiceDeps {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
 const fieldError = (path: string, message: string) => new AppError('validation_error', `${path} ${message}`, {fields: [{path, message}]})
-// Keep at most this much of an agent's output when it ends.
-const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
 
-/** Agent environment from applied defaults: TZ when a timezone applies (empty means image default). */
-function envFromApplied(applied: Record<string, {value: unknown}> | undefined): Record<string, string> {
-  const tz = applied?.defaultTimezone?.value
-  return typeof tz === 'string' && tz ? {TZ: tz} : {}
-}
+export type {CreateAgentInput}
 
 export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   const {store, clock} = deps
@@ -101,18 +56,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   // `mark` is the status writer's read mark taken before the row was read (see status-writer).
   const view = (r: AgentRecord, mark?: number) => agentView(r, a.status.pendingFor(r.id, mark), clock.now().getTime())
   const walk = a.access.walk
-
-  /** The current version's files of a template (base64), for the broker to lay out. */
-  async function templateFilesOf(templateId: string): Promise<Array<{path: string; content: string}> | undefined> {
-    const t = await store.templates.get(templateId)
-    if (!t) return undefined
-    const versions = await store.templates.versions(templateId)
-    const current = versions.find((v) => v.seq === t.currentVersion)
-    if (!current) return undefined
-    const out: Array<{path: string; content: string}> = []
-    for (const m of current.manifest) out.push({path: m.path, content: (await store.templates.file(templateId, current.seq, m.path)) ?? ''})
-    return out
-  }
+  // Project and user secrets, decrypted by the secrets service (bound by the composition root).
+  let secretValues: SecretValues = async () => ({})
+  const {templateFilesOf, archive, dispatch, halt, gatherSecrets} = createLauncher(deps, a, () => secretValues)
 
   async function projectIdOf(idOrSlug: string): Promise<string> {
     const p = (await store.projects.get(idOrSlug)) ?? (await store.projects.getBySlug(idOrSlug))
@@ -128,60 +74,28 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     return agent
   }
 
-  function archive(agentId: string, base64: string | undefined) {
-    if (!base64) return Promise.resolve()
-    let text = Buffer.from(base64, 'base64').toString('utf8')
-    if (text.length > MAX_ARCHIVE_BYTES) text = text.slice(-MAX_ARCHIVE_BYTES)
-    return store.agents.putLogArchive(agentId, text, now())
+  /**
+   * A harness ended a turn: count it, and at the agent's `max_turns` stop it with activity
+   * `limits_exceeded`. The stop runs in the background: the hook that reported is not kept waiting.
+   */
+  async function turnEnded(agentId: string): Promise<void> {
+    const turns = await store.agents.incrementTurns(agentId, now())
+    if (turns === null) return
+    const agent = await store.agents.get(agentId)
+    const max = (agent?.config.applied as Record<string, {value: unknown}> | undefined)?.defaultMaxTurns?.value
+    if (!agent || typeof max !== 'number' || turns < max) return
+    void stopForLimit(agent, `max_turns reached: ${turns} of ${max} turns; the agent was stopped`)
   }
 
-  /** Sends the start command; the agent is running when the broker answers. */
-  async function dispatch(agent: AgentRecord): Promise<AgentRecord> {
-    const settings = await a.settings()
-    const {token} = await a.tokens.mint(agent)
-    // Built-in configs are the broker's own (with their environment); send only configured ones.
-    const configured = settings.harnessConfigs[agent.harnessConfig]
-    const harness = BUILTIN_HARNESS_CONFIGS[agent.harnessConfig] === configured ? undefined : configured
-    const templateFiles = agent.template ? await templateFilesOf(agent.template) : undefined
+  /** A limit was exceeded: the agent is stopped and says why (activity `limits_exceeded`). */
+  async function stopForLimit(agent: AgentRecord, detail: string): Promise<void> {
     try {
-      const res = await a.gateway.request<{runtime: string; ref: string}>(
-        agent.brokerId!,
-        'agent.start',
-        {
-          agentId: agent.id,
-          name: agent.name,
-          projectId: agent.projectId,
-          harnessConfig: agent.harnessConfig,
-          harness,
-          templateFiles,
-          task: agent.task,
-          env: {
-            SVC_AUTH_TOKEN: token,
-            SVC_AGENT_ID: agent.id,
-            SVC_AGENT_NAME: agent.name,
-            SVC_PROJECT_ID: agent.projectId,
-            ...envFromApplied(agent.config.applied as Record<string, {value: unknown}> | undefined),
-          },
-        },
-        60_000,
-      )
-      a.status.forget(agent.id)
-      return (await store.agents.update(agent.id, {phase: 'running', activity: null, runtime: res.runtime, runtimeRef: res.ref, error: null, lastHeartbeatAt: now()}, now()))!
+      await halt(agent)
     } catch (err) {
-      await a.tokens.revokeAll(agent.id)
-      const message = err instanceof Error ? err.message : String(err)
-      deps.logger.warn({agentId: agent.id, err: message}, 'dispatch failed')
-      return (await store.agents.update(agent.id, {phase: 'error', error: `dispatch failed: ${message}`}, now()))!
+      deps.logger.warn({agentId: agent.id, err: (err as Error).message}, 'stopping an agent over its limit failed; it is marked stopped')
     }
-  }
-
-  /** Stops the agent's session on its broker (when reachable) and keeps its output. */
-  async function halt(agent: AgentRecord): Promise<void> {
-    a.status.forget(agent.id)
-    await a.tokens.revokeAll(agent.id)
-    if (!agent.brokerId || !a.gateway.isConnected(agent.brokerId) || !agent.runtimeRef) return
-    const res = await a.gateway.request<{log?: string}>(agent.brokerId, 'agent.stop', {agentId: agent.id}, 30_000)
-    await archive(agent.id, res?.log)
+    await store.agents.update(agent.id, {phase: 'stopped', activity: 'limits_exceeded', detail}, now()).catch((err) => deps.logger.warn({agentId: agent.id, err}, 'marking an agent stopped over its limit failed'))
+    deps.logger.info({agentId: agent.id, detail}, 'agent stopped: limit exceeded')
   }
 
   return {
@@ -218,9 +132,11 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
       const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: projectBroker}, settings, a.gateway, a.colocatedBrokerId(), store)
       await placeHubCloudIdentity(applied, {brokerId, colocatedBrokerId: a.colocatedBrokerId(), repos: store})
+      const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}
+      // Refused before anything is written: the harness's secrets must all be there.
+      await gatherSecrets({id: '', projectId, createdBy: creator}, harnessConfig, settings.harnessConfigs[harnessConfig])
 
       const t = now()
-      const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}
       const record = await store.transaction(async (tx) => {
         await checkQuotas(tx, projectId, brokerId, settings.quotas)
         const inserted = await tx.agents.insert({
@@ -249,7 +165,20 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       })
       deps.logger.info({agentId: record.id, projectId, brokerId, by: creator}, 'agent created')
       deps.telemetry?.({type: 'agent.created', agentId: record.id, attributes: {'project.id': projectId, 'harness.config': harnessConfig, 'created_by.kind': creator.kind}})
-      return view(await dispatch(record))
+      try {
+        return view(await dispatch(record))
+      } catch (err) {
+        // The broker made nothing (no harness, bad checkout, branch taken): neither does the Hub,
+        // so the same create can be retried at once under the same name.
+        await store.agents.update(record.id, {phase: 'stopped', activity: null, deletedAt: now()}, now())
+        deps.logger.info({agentId: record.id, err: (err as Error).message}, 'agent create refused by its broker; the agent is removed')
+        throw err
+      }
+    },
+
+    /** Binds how secret values are read (the secrets service, built after this one). */
+    useSecrets(values: SecretValues) {
+      secretValues = values
     },
 
     async list(ctx: CallContext, filter: {projectId?: string; userId?: string; phase?: string}): Promise<AgentView[]> {
@@ -257,8 +186,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const visible = await a.access.visibleProjects(ctx)
       let projectIds = visible ?? undefined
       if (filter.projectId) {
-        const pid = await projectIdOf(filter.projectId).catch(() => null)
-        if (!pid || (visible && !visible.includes(pid))) return []
+        // Unknown and unseen projects are one 404: an empty list for a typo would read as success.
+        const pid = await projectIdOf(filter.projectId)
+        if (visible && !visible.includes(pid)) throw notFound('project')
         projectIds = [pid]
       }
       const rows = await store.agents.list({projectIds, createdById: filter.userId})
@@ -274,7 +204,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     async delete(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
       const agent = await load(ctx, ref, 'agent.delete', projectRef)
       try {
-        await halt(agent)
+        await halt(agent, {removeWorkspace: true})
       } catch (err) {
         deps.logger.warn({agentId: agent.id, err: (err as Error).message}, 'stopping a deleted agent failed; the broker reconciles it when it reconnects')
       }
@@ -327,7 +257,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
      * The agent's own status report (or its broker's). Cheap by design: validated, then
      * coalesced in memory; the writer flushes in batches.
      */
-    async reportStatus(ctx: CallContext, ref: string, report: {phase?: string; activity?: string; detail?: string; heartbeat?: boolean}): Promise<void> {
+    async reportStatus(ctx: CallContext, ref: string, report: StatusReportInput): Promise<void> {
       if (report.phase !== undefined && !(PHASES as readonly string[]).includes(report.phase)) throw fieldError('phase', `must be one of ${PHASES.join(', ')}`)
       if (report.activity !== undefined && !(ACTIVITIES as readonly string[]).includes(report.activity)) throw fieldError('activity', `must be one of ${ACTIVITIES.join(', ')}`)
       const p = ctx.principal
@@ -337,6 +267,10 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         ref = agent.id
       }
       a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail})
+      // Usage totals (agents/usage.ts); over max_model_calls the agent is stopped (in the background).
+      const used = report.usage && (await recordUsage(store, ref, report.usage, now()))
+      if (used && used.exceeded && used.agent.phase === 'running') await stopForLimit(used.agent, `max_model_calls (${used.limit}) exceeded: ${used.usage.modelCalls} model calls`)
+      if (report.turnEnded) await turnEnded(ref)
       // Queued for export, never awaited: a dead collector costs a status report nothing.
       const attributes = Object.fromEntries(Object.entries({phase: report.phase, activity: report.activity, detail: report.detail}).filter(([, v]) => v !== undefined)) as Record<string, string>
       // A bare heartbeat has its own type, so it can be sampled or excluded apart from changes.
@@ -359,19 +293,33 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     },
 
     /** A live stream from the agent's broker: `agent.logs.follow` or `agent.attach`. */
-    async openStream(ctx: CallContext, ref: string, kind: 'logs' | 'attach', params: Record<string, unknown>, projectRef?: string): Promise<TunnelStream> {
+    async openStream(ctx: CallContext, ref: string, kind: 'logs' | 'attach', params: Record<string, unknown>, projectRef?: string, gate?: StreamGate): Promise<TunnelStream> {
       const agent = await load(ctx, ref, kind === 'attach' ? 'agent.attach' : 'agent.read', projectRef)
       if (agent.phase !== 'running' || !agent.runtimeRef) throw new AppError('conflict', `agent ${agent.name} is not running (phase ${agent.phase})`)
       if (!agent.brokerId || !a.gateway.isConnected(agent.brokerId)) throw new AppError('broker_unavailable', `the broker of agent ${agent.name} is not connected`)
-      return a.gateway.openStream(agent.brokerId, kind === 'attach' ? 'agent.attach' : 'agent.logs.follow', {agentId: agent.id, ...params})
+      // The slot is taken before the broker opens anything (an attach is a terminal client there).
+      const release = gate?.(ctx, agent.id) ?? (() => {})
+      try {
+        return releasingOnClose(await a.gateway.openStream(agent.brokerId, kind === 'attach' ? 'agent.attach' : 'agent.logs.follow', {agentId: agent.id, ...params}), release)
+      } catch (err) {
+        release()
+        throw err
+      }
     },
 
     // Events from brokers
 
     /** A broker says which agents it runs: stop what the Hub deleted, mark lost sessions. */
-    async reconcile(brokerId: string, running: string[]): Promise<void> {
+    async reconcile(brokerId: string, running: string[], workspaces: string[] = []): Promise<void> {
       const known = await store.agents.list({brokerId, includeDeleted: true})
       const byId = new Map(known.map((k) => [k.id, k]))
+      // Workspaces of agents deleted while their broker was away: removed now (branches stay).
+      for (const id of workspaces) {
+        const rec = byId.get(id)
+        if (rec?.deletedAt && !running.includes(id)) {
+          await a.gateway.request(brokerId, 'agent.stop', {agentId: id, removeWorkspace: rec.workspace ?? {path: '', branch: '', baseRef: '', baseCommit: ''}}, 120_000).catch(() => {})
+        }
+      }
       for (const id of running) {
         const rec = byId.get(id)
         if (!rec || rec.deletedAt || rec.phase === 'stopped') {
@@ -388,13 +336,13 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
     },
 
-    async brokerReportedStatus(brokerId: string, ev: {agentId: string; phase: string; detail?: string; error?: string; log?: string}): Promise<void> {
+    async brokerReportedStatus(brokerId: string, ev: {agentId: string; phase: string; activity?: string; detail?: string; error?: string; log?: string}): Promise<void> {
       const agent = await store.agents.get(ev.agentId)
       if (!agent || agent.brokerId !== brokerId || agent.deletedAt) return
       if (!(PHASES as readonly string[]).includes(ev.phase)) return
       await archive(agent.id, ev.log)
       a.status.forget(agent.id)
-      await store.agents.update(agent.id, {phase: ev.phase, ...(ev.detail !== undefined && {detail: ev.detail}), ...(ev.error !== undefined && {error: ev.error}), ...(ev.phase !== 'running' && {activity: null})}, now())
+      await store.agents.update(agent.id, {phase: ev.phase, ...(ev.detail !== undefined && {detail: ev.detail}), ...(ev.error !== undefined && {error: ev.error}), ...(ev.phase !== 'running' && {activity: ev.activity === 'limits_exceeded' ? 'limits_exceeded' : null})}, now())
       if (ev.phase === 'stopped' || ev.phase === 'error') await a.tokens.revokeAll(agent.id)
     },
 

@@ -68,8 +68,14 @@ function checkName(name: string | undefined): string {
   if (Buffer.byteLength(name) > 255) throw fieldError('querystring.name', 'must be at most 255 bytes')
   // eslint-disable-next-line no-control-regex
   if (/[/\\\x00-\x1f\x7f]/.test(name) || name === '.' || name === '..') throw fieldError('querystring.name', 'must be a file name without slashes or control characters')
+  // Bidi overrides, zero-width and other format characters (Unicode category Cf) make a name
+  // display as something else (`report\u202Etxt.exe` shows as `reportexe.txt`).
+  if (/\p{Cf}/u.test(name)) throw fieldError('querystring.name', 'must not contain invisible format characters (Unicode bidi controls, zero-width characters)')
   return name
 }
+
+/** The one refusal of a publish into a project the caller is not in, or that does not exist. */
+const refusePublish = (scope: string) => new AppError('forbidden', `not allowed: artifact.create in project ${scope}`, {permission: 'artifact.create'})
 
 function checkSha(sha: string | undefined): string | undefined {
   if (sha === undefined) return undefined
@@ -199,15 +205,17 @@ export function createArtifactsService(deps: ArtifactsDeps) {
       } else {
         if (!input.scope) throw fieldError('querystring.scope', 'is required: name the project to publish into')
         const project = (await store.projects.get(input.scope)) ?? (await store.projects.getBySlug(input.scope))
-        // A project the caller cannot publish into and one that does not exist look the same.
         projectId = project?.id ?? input.scope
-        if (!project) throw new AppError('forbidden', `not allowed: artifact.create in project ${input.scope}`, {permission: 'artifact.create'})
+        if (!project) throw refusePublish(input.scope)
       }
       const role = (await rolesOf(ctx, [projectId]))[projectId] ?? null
       const d = decidePublish(ctx, projectId, role)
       if (!d.allowed) {
         if (d.status === 401) refuseScopelessAgent(ctx)
-        throw new AppError('forbidden', `not allowed: artifact.create in project ${projectId}`, {permission: 'artifact.create', reason: d.reason})
+        // A caller outside the project gets exactly the refusal of a project that does not
+        // exist: the scope as sent, no reason, no resolved ID. A member learns why.
+        if (p.kind === 'user' && !role) throw refusePublish(input.scope ?? projectId)
+        throw new AppError('forbidden', `not allowed: artifact.create in project ${input.scope ?? projectId}`, {permission: 'artifact.create', reason: d.reason})
       }
       await walk.require(ctx, 'artifact.create', {message: `not allowed: artifact.create in project ${projectId}`})
 

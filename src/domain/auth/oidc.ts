@@ -65,7 +65,9 @@ export function createOidcClient(deps: Deps) {
     redirectUri: () => `${config.publicUrl.replace(/\/+$/, '')}/api/v1/auth/callback`,
     scope: () => settings().scopes.join(' '),
 
-    async describe(): Promise<{issuer: string; deviceFlow: boolean}> {
+    /** The provider, or null when sign-in is not configured (a fact to show, not a failure). */
+    async describe(): Promise<{issuer: string; deviceFlow: boolean} | null> {
+      if (!config.oidc) return null
       const {conf} = await client()
       const m = conf.serverMetadata()
       return {issuer: m.issuer, deviceFlow: !!m.device_authorization_endpoint}

@@ -19,7 +19,7 @@ export function createBrokerEvents(deps: {brokers: BrokersService; agents: Agent
         const h = data as HelloEvent
         await brokers.connected(brokerId, {capabilities: h.capabilities ?? [], runtimes: h.runtimes ?? [], version: h.version ?? ''})
         deps.telemetry?.emit({type: 'broker.connected', attributes: {'broker.id': brokerId, version: h.version ?? '', agents: (h.agents ?? []).length}})
-        await agents.reconcile(brokerId, h.agents ?? [])
+        await agents.reconcile(brokerId, h.agents ?? [], h.workspaces ?? [])
         return
       }
       case 'agent_status':

@@ -4,8 +4,11 @@ import type {CallContext} from '../authz/context.js'
 import {decideProject, enforce} from '../authz/decide.js'
 import {PROJECT_ROLES, type Permission, type ProjectRole} from '../authz/permissions.js'
 import {iso} from '../shared/clock.js'
+import {checkoutRoot} from '../../broker/workspace/worktree.js'
 import {newId} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
+import {SCOPE} from '../agents/scopes.js'
+import {createWalkGuard} from '../delegation/walk-guard.js'
 import {normalizeGitRemote, slugify} from './git-remote.js'
 
 export interface ProjectView extends Project {
@@ -26,6 +29,7 @@ const fieldError = (path: string, message: string) => new AppError('validation_e
 export function createProjectsService(deps: Deps, statsContributors: StatsContributor[] = []) {
   const {store, clock} = deps
   const now = () => iso(clock.now())
+  const walk = createWalkGuard(deps)
 
   async function find(idOrSlug: string): Promise<Project | null> {
     return (await store.projects.get(idOrSlug)) ?? (await store.projects.getBySlug(idOrSlug))
@@ -43,10 +47,23 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
   async function load(ctx: CallContext, idOrSlug: string, permission: Permission): Promise<ProjectView> {
     const project = await find(idOrSlug)
     if (!project) throw notFound('project')
+    if (ctx.principal.kind === 'agent') return loadForAgent(ctx, project, permission)
     const role = await roleOf(ctx, project.id)
     const canSee = decideProject(ctx, project.id, role, 'project.read').allowed
     enforce(decideProject(ctx, project.id, role, permission), {canSee, what: 'project', permission})
     return {...project, role}
+  }
+
+  /**
+   * An agent reads its own project (so `svc project get` works inside it) when its token holds
+   * the project read scope and its delegation chain carries `project.read`; it never writes one.
+   * Any other project, or no read scope, is 404 as if it did not exist.
+   */
+  async function loadForAgent(ctx: CallContext, project: Project, permission: Permission): Promise<ProjectView> {
+    if (ctx.principal.kind !== 'agent' || ctx.principal.projectId !== project.id || !ctx.scopes?.has(SCOPE.projectRead)) throw notFound('project')
+    await walk.require(ctx, 'project.read', {code: 'not_found', message: 'project not found'})
+    if (permission !== 'project.read') throw new AppError('forbidden', `not allowed: ${permission} on project`, {permission, reason: 'principal_not_user'})
+    return {...project, role: null}
   }
 
   async function uniqueSlug(name: string): Promise<string> {
@@ -72,7 +89,7 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
     async ensureDefault(ownerId: string): Promise<void> {
       if (await store.projects.getBySlug('default')) return
       const t = now()
-      const project: Project = {id: newId(), name: 'default', slug: 'default', gitRemote: null, description: 'Created by the workstation Hub for agents outside a registered project.', defaultBrokerId: null, createdBy: ownerId, createdAt: t, updatedAt: t}
+      const project: Project = {id: newId(), name: 'default', slug: 'default', gitRemote: null, localPath: null, description: 'Created by the workstation Hub for agents outside a registered project.', defaultBrokerId: null, createdBy: ownerId, createdAt: t, updatedAt: t}
       try {
         await store.transaction(async (tx) => {
           await tx.projects.insert(project)
@@ -97,22 +114,32 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
      * (idempotent on the normalised remote). A remote registered to a project the caller cannot
      * read is a 409 `project_exists`.
      */
-    async register(ctx: CallContext, input: {name: string; gitRemote?: string | null; description?: string}): Promise<{project: ProjectView; created: boolean}> {
+    async register(ctx: CallContext, input: {name: string; gitRemote?: string | null; description?: string; localPath?: string | null}): Promise<{project: ProjectView; created: boolean}> {
       const user = requireUser(ctx)
       const name = input.name.trim()
       if (!name) throw fieldError('name', 'must not be empty')
+      // The checkout is on this Hub's machine (its co-located broker's): checked here, stored as its top.
+      let localPath: string | null = null
+      if (input.localPath) {
+        localPath = await checkoutRoot(input.localPath)
+        if (!localPath) throw new AppError('checkout_invalid', `${input.localPath} is not a git checkout on the Hub's machine (localPath must be the absolute path of one)`, {localPath: input.localPath})
+      }
       let remote: string | null = null
       if (input.gitRemote) {
         remote = normalizeGitRemote(input.gitRemote)
         if (!remote) throw fieldError('gitRemote', `is not a git remote: "${input.gitRemote}"`)
       }
       const link = async (): Promise<{project: ProjectView; created: boolean} | null> => {
-        if (!remote) return null
-        const existing = await store.projects.getByRemote(remote)
+        const existing = remote ? await store.projects.getByRemote(remote) : localPath ? await store.projects.getByLocalPath(localPath) : null
         if (!existing) return null
         const role = await roleOf(ctx, existing.id)
         if (!decideProject(ctx, existing.id, role, 'project.read').allowed) {
           throw new AppError('project_exists', 'a project is already registered for this git remote; ask its owner to add you', {gitRemote: remote})
+        }
+        // Linking from a checkout records it when the project has none yet (a member's own checkout).
+        if (localPath && !existing.localPath && decideProject(ctx, existing.id, role, 'project.update').allowed) {
+          const updated = await store.projects.update(existing.id, {localPath}, now())
+          if (updated) return {project: {...updated, role}, created: false}
         }
         return {project: {...existing, role}, created: false}
       }
@@ -121,7 +148,7 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
       if (ctx.bounds) throw new AppError('forbidden', 'a user access token cannot create projects')
 
       const t = now()
-      const project: Project = {id: newId(), name, slug: await uniqueSlug(name), gitRemote: remote, description: input.description ?? '', defaultBrokerId: null, createdBy: user.id, createdAt: t, updatedAt: t}
+      const project: Project = {id: newId(), name, slug: await uniqueSlug(name), gitRemote: remote, localPath, description: input.description ?? '', defaultBrokerId: null, createdBy: user.id, createdAt: t, updatedAt: t}
       try {
         await store.transaction(async (tx) => {
           await tx.projects.insert(project)

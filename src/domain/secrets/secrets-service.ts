@@ -110,6 +110,22 @@ export function createSecretsService(deps: Deps, o: {key: () => Buffer; userScop
   }
 
   return {
+    /**
+     * Secret values to deliver to an agent of `projectId` started for `userId`: project-scope
+     * secrets, the user's own over them; only `keys` when given. Decrypted here and nowhere else;
+     * callers pass them to the broker and never log them.
+     */
+    async valuesFor(projectId: string, userId: string | null, keys?: string[]): Promise<Record<string, string>> {
+      const wanted = keys ? new Set(keys) : null
+      const out: Record<string, string> = {}
+      const rows = (await store.projectSecrets.list(projectId, userId)).filter((r) => !wanted || wanted.has(r.key))
+      // Project scope first, so the user's own value of the same key wins.
+      for (const r of [...rows.filter((r) => r.scope === 'project'), ...rows.filter((r) => r.scope === 'user')]) {
+        out[r.key] = openSealed(o.key(), aad(r.projectId, r.scope, r.userId, r.key), r.valueEnc)
+      }
+      return out
+    },
+
     async list(ctx: CallContext, projectId: string): Promise<SecretView[]> {
       const {project, userId} = await resolve(ctx, projectId, null)
       return (await store.projectSecrets.list(project.id, userId)).map(view)

@@ -1,5 +1,5 @@
 import {classifyKey, KEY_CLASS_RULES, type KeyClass} from '../../config/key-classes.js'
-import {nodeAt} from '../../config/schema/walk.js'
+import {nodeAt, schemaRows} from '../../config/schema/walk.js'
 
 export type Tree = Record<string, unknown>
 export const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -60,6 +60,31 @@ export function classOf(key: string): KeyClass | null {
 export const sectionOf = (key: string): string | null => {
   const c = classOf(key)
   return c?.layer === 1 ? c.section : null
+}
+
+let codedDefaults: Tree | null = null
+
+/**
+ * Defaults written in the settings schema for Layer-1 keys (`quotas.enforce_broker_quotas:
+ * true`, `agent_secrets.user_scope_only: false`, ...), as unit keys. GET server-config shows
+ * them where nothing sets the key, so the view is the effective value the Hub applies. Keys
+ * under a block that does not materialise its defaults, map entries and read-only keys are left out.
+ */
+export function layer1Defaults(): Tree {
+  if (codedDefaults) return codedDefaults
+  const out: Tree = {}
+  for (const {key, node} of schemaRows()) {
+    if (key.includes('<') || key.includes('[]') || node.kind === 'object' || node.kind === 'map' || node.default === undefined) continue
+    if (!sectionOf(key) || READ_ONLY_KEYS.has(key)) continue
+    const path = key.split('.')
+    const hidden = path.slice(0, -1).some((_, i) => {
+      const parent = nodeAt(path.slice(0, i + 1))
+      return parent?.kind === 'object' && parent.materialize === false
+    })
+    if (!hidden) out[key] = node.default
+  }
+  codedDefaults = out
+  return out
 }
 
 /** True when the settings schema knows the key (or it sits under an open block). */

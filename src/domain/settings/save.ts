@@ -11,9 +11,11 @@ import {editSettingsText, withSettingsLock, type SettingsEdit} from '../../confi
 import {validateSettingsText} from '../../config/settings-validate.js'
 import type {SectionRow} from '../../store/repositories/settings-sections.js'
 import type {CallContext} from '../authz/context.js'
-import {applyFlat, SECTIONS, classOf, flatten, getIn, HUB_OWNED_KEYS, isObj, knownKey, META_KEYS, READ_ONLY_KEYS, sectionOf, unflatten, WORKSTATION_FORCED, type Tree} from './keys.js'
+import {applyFlat, SECTIONS, classOf, flatten, getIn, HUB_OWNED_KEYS, isObj, knownKey, layer1Defaults, META_KEYS, READ_ONLY_KEYS, sectionOf, unflatten, WORKSTATION_FORCED, type Tree} from './keys.js'
 import type {SettingsDeps} from './settings-service.js'
 import {validateSections} from './validate.js'
+import {yamlToJS} from '../../config/yaml-aliases.js'
+import {expectedOf} from '../../config/schema/types.js'
 
 const TOKEN_MASK = '********'
 
@@ -86,6 +88,7 @@ export function createSaver(o: SaverOpts) {
     for (const k of Object.keys(out)) if (out[k] === undefined || (sectionOf(k) && !READ_ONLY_KEYS.has(k))) delete out[k]
     for (const r of SECTIONS) for (const [k, v] of Object.entries(o.effectiveOf(r))) out[k] = v
     if (!('default_agent_role' in out)) out.default_agent_role = 'full'
+    for (const [k, v] of Object.entries(layer1Defaults())) if (!covered(k)) out[k] = structuredClone(v)
     return out
   }
 
@@ -129,6 +132,14 @@ export function createSaver(o: SaverOpts) {
     return results
   }
 
+  /** What is wrong with the JSON type of `v` for a leaf `node` ("expected a string, found the number 0"), or null. */
+  function wrongJsonType(node: {kind: string}, v: unknown): string | null {
+    const want = {string: 'string', int: 'number', float: 'number', bool: 'boolean'}[node.kind]
+    if (!want || typeof v === want) return null
+    const found = Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `the ${typeof v} ${JSON.stringify(v)}`
+    return `expected ${expectedOf(node as never)}, found ${found}`
+  }
+
   async function save(ctx: CallContext, body: unknown): Promise<SaveResult> {
     if (!isObj(body)) throw new AppError('invalid_request', 'the request body must be a JSON object of settings')
     const revisions = body.revisions ?? {}
@@ -141,6 +152,17 @@ export function createSaver(o: SaverOpts) {
     const layer1: Record<string, Tree> = {}
     const fileEdits: Array<[string, unknown]> = []
     const bad = {hubOwned: [] as string[], layer0: [] as string[], unclassified: [] as string[], unpersisted: [] as string[]}
+    // JSON carries types, so a value must have its key's type as sent: the file loader's
+    // leniency (a number where a string is expected, as YAML writes `cpu: 0.5`) is not for saves.
+    const typeIssues: Record<string, Array<{key: string; message: string}>> = {}
+    const fileTypeIssues: Array<{key: string; message: string}> = []
+    for (const [k, v] of Object.entries(sent)) {
+      const node = nodeAt(k.split('.'))
+      const wrong = v === null || !node ? null : wrongJsonType(node, v)
+      const cls = classOf(k)
+      if (wrong && cls?.layer === 1) (typeIssues[cls.section] ??= []).push({key: k, message: wrong})
+      else if (wrong) fileTypeIssues.push({key: k, message: wrong})
+    }
     for (const [k, v] of Object.entries(sent)) {
       const node = nodeAt(k.split('.'))
       if (isObj(v) && !Object.keys(v).length && (!node || node.kind === 'object')) continue
@@ -164,6 +186,11 @@ export function createSaver(o: SaverOpts) {
 
     const next = Object.fromEntries(Object.entries(layer1).map(([s, units]) => [s, Object.entries(units).reduce((acc, [k, v]) => applyFlat(acc, k, v), o.effectiveOf(s))]))
     validateSections(next, o.deps.cloudIdentity)
+    if (Object.keys(typeIssues).length) {
+      const summary = Object.values(typeIssues).flat().map((i) => `${i.key}: ${i.message}`).join('; ')
+      throw new AppError('validation_failed', `invalid settings: ${summary}`, {sections: typeIssues})
+    }
+    if (fileTypeIssues.length) throw reject('unsaved_keys_rejected', 'these fields would not load as sent', fileTypeIssues.map((i) => i.key), {issues: fileTypeIssues})
     const notices: string[] = []
     for (const s of Object.keys(layer1)) {
       if (o.rowOf(s)?.origin !== 'managed' && !isDeepStrictEqual(next[s], o.seedOf(s))) {
@@ -190,7 +217,7 @@ export function createSaver(o: SaverOpts) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
       }
       const text0 = before ?? 'schema_version: "1"\n'
-      const data0 = (parseDocument(text0).toJS({maxAliasCount: -1}) ?? {}) as Tree
+      const data0 = (yamlToJS(parseDocument(text0)) ?? {}) as Tree
       let text = text0
       const written: string[] = []
       if (edits.length) {
@@ -224,7 +251,7 @@ export function createSaver(o: SaverOpts) {
           const hit = written.find((k) => i.key === k || i.key.startsWith(k + '.') || k.startsWith(i.key + '.'))
           if (hit) unsaved.add(hit)
         }
-        const data1 = (parseDocument(text).toJS({maxAliasCount: -1}) ?? {}) as Tree
+        const data1 = (yamlToJS(parseDocument(text)) ?? {}) as Tree
         for (const [k, v] of edits) if (v !== null && !isDeepStrictEqual(getIn(data1, k.split('.')), v)) unsaved.add(k)
         if (unsaved.size) throw reject('unsaved_keys_rejected', 'these fields would not load as sent', [...unsaved], {issues: checked.issues.filter((i) => i.severity === 'error').map((i) => ({key: i.key, message: i.message}))})
       }
@@ -260,5 +287,32 @@ export function createSaver(o: SaverOpts) {
     })
   }
 
-  return {viewFlat, save, writeSections}
+  /**
+   * Save rule 5: the Hub records its co-located broker's identity as `server.broker.broker_id`
+   * and `broker_token`. GET shows them (the token masked) on every Hub; a workstation Hub also
+   * writes them into its settings file, under the settings lock, only when they differ, keeping
+   * comments and order. A new file is created 0600: it holds the broker's secret.
+   */
+  async function recordHubOwned(values: Record<string, string>): Promise<void> {
+    for (const [k, v] of Object.entries(values)) fileFlat = applyFlat(fileFlat, k, v)
+    if (!workstation) return
+    const file = settingsFile()
+    await withSettingsLock(file, () => {
+      let before: string | null = null
+      try {
+        before = readFileSync(file, 'utf8')
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      }
+      const text0 = before ?? 'schema_version: "1"\n'
+      const data0 = (parseDocument(text0).toJS({maxAliasCount: -1}) ?? {}) as Tree
+      // A legacy server.yaml in effect holds the server block: a new one here would hide it.
+      if (bootstrap.files.legacy && !('server' in data0)) return
+      const edits = Object.entries(values).filter(([k, v]) => getIn(data0, k.split('.')) !== v).map(([k, v]) => ({path: k.split('.'), value: v}))
+      if (!edits.length) return
+      fileWriter.write(realTarget(file), editSettingsText(text0, edits), 0o600)
+    })
+  }
+
+  return {viewFlat, save, writeSections, recordHubOwned}
 }

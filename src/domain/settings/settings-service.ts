@@ -61,6 +61,8 @@ export interface SettingsService {
   reset(ctx: CallContext, section: string): Promise<{section: string; deleted: boolean; sections: Record<string, SectionMeta>}>
   /** Writes Layer-1 units directly (profiling, loopback system routes), same locking and event. */
   writeUnits(ctx: CallContext | null, units: Tree, revisions?: Record<string, number>): Promise<Record<string, SectionResult>>
+  /** Save rule 5: records the co-located broker's identity (GET shows it; a workstation Hub writes it to its file). */
+  recordColocatedBroker(brokerId: string, secret: string): Promise<void>
   maintenance: Maintenance
   /** Called after each cache refresh (tests, bench). */
   onChange(fn: () => void): () => void
@@ -119,7 +121,8 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
       const r = rows.get(s)
       out[s] = r
         ? {origin: r.origin, source: r.source, revision: r.revision, updated_by: r.updatedBy, updated_at: r.updatedAt, ...(r.origin === 'managed' && !DATABASE_ONLY_SECTIONS.has(s) && {superseded: !isDeepStrictEqual(r.value, seedOf(s))})}
-        : {origin: 'bootstrap', source: DATABASE_ONLY_SECTIONS.has(s) ? 'defaults' : sourceOf(s), revision: 0, updated_by: null, updated_at: null}
+        : // No row yet: the section tracks bootstrap, which the spec calls seeded.
+          {origin: 'seeded', source: DATABASE_ONLY_SECTIONS.has(s) ? 'defaults' : sourceOf(s), revision: 0, updated_by: null, updated_at: null}
     }
     return out
   }
@@ -226,6 +229,7 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
       validateSections(next, deps.cloudIdentity)
       return saver.writeSections(ctx, bySection, revisions ?? {})
     },
+    recordColocatedBroker: (brokerId, secret) => saver.recordHubOwned({'server.broker.broker_id': brokerId, 'server.broker.broker_token': secret}),
     maintenance,
     onChange(fn) {
       listeners.add(fn)

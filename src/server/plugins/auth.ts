@@ -4,6 +4,7 @@ import type {CallContext} from '../../domain/authz/context.js'
 import type {Authenticate} from '../../domain/auth/credentials.js'
 import {SIGNATURE_HEADERS} from '../../api/broker-signing.js'
 import {parseJson} from './json.js'
+import type {AuthFailureThrottle} from '../../domain/auth/failure-throttle.js'
 
 /** Verifies a broker-signed request and returns the broker ID (401 otherwise). */
 export type VerifyBroker = (headers: FastifyRequest['headers'], method: string, url: string, body: string) => Promise<string>
@@ -67,7 +68,17 @@ function assertSameOrigin(request: FastifyRequest) {
  * A broker-signed request (HMAC headers) is verified after the body is read, because the
  * signature covers the body's hash; every other credential is resolved before.
  */
-export function installAuth(app: FastifyInstance, authenticate: Authenticate, verifyBroker?: VerifyBroker) {
+export function installAuth(app: FastifyInstance, authenticate: Authenticate, verifyBroker?: VerifyBroker, throttle?: AuthFailureThrottle) {
+  // Every refused credential counts against the client's address; past the limit, 429.
+  const counted = async <T>(request: FastifyRequest, check: () => Promise<T>): Promise<T> => {
+    throttle?.check(request.ip)
+    try {
+      return await check()
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'unauthorized') throttle?.fail(request.ip)
+      throw err
+    }
+  }
   app.decorateRequest('callContext', null)
   app.decorateRequest('rawBody', undefined)
   // JSON bodies are kept as received so a signature over them can be checked.
@@ -80,14 +91,15 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, ve
     }
     try {
       done(null, parseJson(text))
-    } catch {
+    } catch (err) {
+      if (err instanceof AppError) return done(err, undefined)
       done(Object.assign(new Error('invalid JSON body'), {code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400}), undefined)
     }
   })
   app.addHook('preHandler', async (request) => {
     if (request.callContext || request.routeOptions.config?.auth === false || !request.routeOptions.url) return
     if (!verifyBroker || typeof request.headers[SIGNATURE_HEADERS.signature] !== 'string') return
-    const brokerId = await verifyBroker(request.headers, request.method, request.url, request.rawBody ?? '')
+    const brokerId = await counted(request, () => verifyBroker(request.headers, request.method, request.url, request.rawBody ?? ''))
     // A request the broker makes for a user (the user ID is covered by the signature) keeps the
     // broker's authority, never the user's: the kind lets user-only routes recognise and refuse it.
     const forUser = request.headers[SIGNATURE_HEADERS.forUser]
@@ -99,12 +111,14 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, ve
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.auth === false || !request.routeOptions.url) return
     if (verifyBroker && !request.headers.authorization && typeof request.headers[SIGNATURE_HEADERS.signature] === 'string') return
-    let secret = bearerOf(request)
-    if (!secret) {
-      secret = request.cookies?.[SESSION_COOKIE] ?? null
-      if (secret) assertSameOrigin(request)
-    }
-    const found = await authenticate(secret)
+    const found = await counted(request, async () => {
+      let secret = bearerOf(request)
+      if (!secret) {
+        secret = request.cookies?.[SESSION_COOKIE] ?? null
+        if (secret) assertSameOrigin(request)
+      }
+      return authenticate(secret)
+    })
     request.callContext = {...found, requestId: request.id}
   })
 }

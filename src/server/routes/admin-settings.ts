@@ -18,7 +18,7 @@ const sectionParam = {type: 'object', required: ['section'], properties: {sectio
  * status, and the loopback system routes. Every admin route but status needs a system admin on
  * an interactive session or the dev credential (domain/settings/admin-access.ts).
  */
-export function adminSettingsRoutes(settings: SettingsService) {
+export function adminSettingsRoutes(settings: SettingsService, extra: {notifications?: () => Promise<unknown>} = {}) {
   return async (app: FastifyInstance) => {
     app.get('/api/v1/admin/server-config', async (request) => {
       requireAdmin(ctxOf(request))
@@ -60,6 +60,8 @@ export function adminSettingsRoutes(settings: SettingsService) {
         mode: settings.view().mode,
         maintenance: {enabled: m.enabled, break_glass: m.break_glass},
         permissions: adminPermissions(ctx),
+        // Webhook delivery counts and recent failures: for system admins only (URLs are settings).
+        ...(p.kind === 'user' && p.systemAdmin && extra.notifications && {notifications: await extra.notifications()}),
       }
     })
 

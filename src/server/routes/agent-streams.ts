@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** A broker stream opened before the WebSocket upgrade (attach, follow logs). */
     agentStream?: TunnelStream
+    /** Why no stream was opened although the upgrade goes ahead (a socket cap): told on the socket. */
+    streamRefusal?: AppError
   }
 }
 
@@ -17,6 +19,14 @@ declare module 'fastify' {
  */
 export function pipeStream(socket: WebSocket, request: FastifyRequest, opts: {readOnly: boolean}) {
   const stream = request.agentStream
+  const refusal = request.streamRefusal
+  if (refusal) {
+    // A browser cannot read an HTTP refusal of an upgrade, so a cap is said on the socket: the
+    // error frame of this protocol, then close code 1008 (policy) with the code as the reason.
+    socket.send(JSON.stringify({type: 'error', code: refusal.code, message: refusal.message}))
+    socket.close(1008, `${refusal.code}: ${refusal.message}`.slice(0, 120))
+    return
+  }
   if (!stream) {
     socket.close(1011, 'no stream')
     return
@@ -46,6 +56,19 @@ export function pipeStream(socket: WebSocket, request: FastifyRequest, opts: {re
     }
   })
   socket.on('close', () => stream.close())
+}
+
+/**
+ * Opens the stream of an upgrade; a socket cap (429 quota_exceeded) is kept for the socket to
+ * tell instead of refusing the upgrade. Every other error refuses the upgrade as before.
+ */
+export async function refusedOnSocket(request: FastifyRequest, open: () => Promise<TunnelStream>) {
+  try {
+    request.agentStream = await open()
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'quota_exceeded') throw err
+    request.streamRefusal = err
+  }
 }
 
 export const isUpgrade = (request: FastifyRequest) => (request.headers.upgrade ?? '').toLowerCase() === 'websocket'

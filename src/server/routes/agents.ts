@@ -2,7 +2,8 @@ import type {} from '@fastify/websocket'
 import type {FastifyInstance, FastifyRequest} from 'fastify'
 import type {AgentsService} from '../../domain/agents/agents-service.js'
 import {ctxOf} from '../plugins/auth.js'
-import {isUpgrade, pipeStream} from './agent-streams.js'
+import {isUpgrade, pipeStream, refusedOnSocket} from './agent-streams.js'
+import type {StreamGate} from '../../domain/agents/stream-slots.js'
 
 const str = {type: 'string', minLength: 1, maxLength: 200} as const
 const createBody = {
@@ -34,7 +35,29 @@ const createBody = {
 const statusBody = {
   type: 'object',
   additionalProperties: false,
-  properties: {phase: {type: 'string'}, activity: {type: 'string'}, detail: {type: 'string', maxLength: 10_000}, heartbeat: {type: 'boolean'}},
+  properties: {
+    phase: {type: 'string'},
+    activity: {type: 'string'},
+    detail: {type: 'string', maxLength: 10_000},
+    heartbeat: {type: 'boolean'},
+    // From a harness's hooks: the turn ended (counted for max_turns), and the session's usage totals.
+    turnEnded: {type: 'boolean'},
+    usage: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['sessionId', 'inputTokens', 'outputTokens', 'modelCalls'],
+      properties: {
+        sessionId: {type: 'string', minLength: 1, maxLength: 200},
+        inputTokens: {type: 'integer', minimum: 0},
+        outputTokens: {type: 'integer', minimum: 0},
+        cacheReadTokens: {type: 'integer', minimum: 0},
+        cacheWriteTokens: {type: 'integer', minimum: 0},
+        modelCalls: {type: 'integer', minimum: 0},
+        costUsd: {type: 'number', minimum: 0},
+        model: {type: 'string', maxLength: 200},
+      },
+    },
+  },
 } as const
 const reincarnateBody = {type: 'object', additionalProperties: false, properties: {role: str}} as const
 const listQuery = {
@@ -49,7 +72,7 @@ type Params = {id: string; projectId?: string}
  * Agents, at `/api/v1/agents/:id` and in project-scoped form at
  * `/api/v1/projects/:projectId/agents/:id` (`:id` is the agent's ID or its name in the project).
  */
-export function agentRoutes(app: FastifyInstance, agents: AgentsService) {
+export function agentRoutes(app: FastifyInstance, agents: AgentsService, gates: {attach?: StreamGate; logs?: StreamGate} = {}) {
   const forms: Array<{base: string; params: object}> = [
     {base: '/api/v1/agents/:id', params: {type: 'object', required: ['id'], properties: {id: str}}},
     ...['projects', 'groves'].map((p) => ({
@@ -102,7 +125,7 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService) {
       url: `${base}/logs`,
       schema: {params},
       preHandler: async (request) => {
-        if (isUpgrade(request)) request.agentStream = await agents.openStream(ctxOf(request), ref(request).id, 'logs', {}, ref(request).projectId)
+        if (isUpgrade(request)) await refusedOnSocket(request, () => agents.openStream(ctxOf(request), ref(request).id, 'logs', {}, ref(request).projectId, gates.logs))
       },
       handler: async (request, reply) => reply.type('text/plain; charset=utf-8').send(await agents.logs(ctxOf(request), ref(request).id, ref(request).projectId)),
       wsHandler: (socket, request) => pipeStream(socket, request, {readOnly: true}),
@@ -115,7 +138,9 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService) {
       schema: {params, querystring: {type: 'object', properties: {cols: {type: 'integer', minimum: 1, maximum: 1000}, rows: {type: 'integer', minimum: 1, maximum: 1000}}}},
       preHandler: async (request) => {
         const q = request.query as {cols?: number; rows?: number}
-        request.agentStream = await agents.openStream(ctxOf(request), ref(request).id, 'attach', {cols: q.cols ?? 80, rows: q.rows ?? 24}, ref(request).projectId)
+        const open = () => agents.openStream(ctxOf(request), ref(request).id, 'attach', {cols: q.cols ?? 80, rows: q.rows ?? 24}, ref(request).projectId, gates.attach)
+        if (isUpgrade(request)) await refusedOnSocket(request, open)
+        else request.agentStream = await open()
       },
       // Authorized and opened, but not upgraded: close the broker stream and say what is needed.
       handler: async (request, reply) => {

@@ -1,6 +1,6 @@
 import {randomBytes} from 'node:crypto'
 import type {Readable} from 'node:stream'
-import type {FastifyError, FastifyInstance} from 'fastify'
+import type {FastifyError, FastifyInstance, FastifyRequest} from 'fastify'
 import {AppError} from '../../api/app-error.js'
 import type {ArtifactsService} from '../../domain/artifacts/artifacts-service.js'
 import {isMarkdown, isPageImage, isPageText} from '../../domain/artifacts/media-types.js'
@@ -29,6 +29,10 @@ async function readText(stream: Readable): Promise<string> {
   return Buffer.concat(chunks).subarray(0, PREVIEW_BYTES).toString('utf8')
 }
 
+/** A browser opening the page (not a script or the CLI fetching it): it can be sent to sign in. */
+const isPageNavigation = (request: FastifyRequest) =>
+  request.method === 'GET' && (request.headers['sec-fetch-mode'] === 'navigate' || /\btext\/html\b/.test(request.headers.accept ?? ''))
+
 const errorPage = (status: number, message: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status}</title></head><body><h1>${status}</h1><p>${escapeHtml(message)}</p></body></html>\n`
 
@@ -41,6 +45,11 @@ export function artifactPageRoutes(artifacts: ArtifactsService) {
     await app.register(async (scope) => {
       scope.setErrorHandler((err: FastifyError, request, reply) => {
         const known = err instanceof AppError ? err : err.validation ? new AppError('validation_error', err.message) : null
+        // A signed-out browser goes through sign-in (the web client: dev sign-in on a
+        // workstation, the identity provider on a hosted Hub) and comes back to this page.
+        if (known?.code === 'unauthorized' && isPageNavigation(request)) {
+          return reply.header('cache-control', 'no-store').redirect(`/?return_to=${encodeURIComponent(request.url)}`, 303)
+        }
         if (!known) request.log.error({err}, 'artifact page failed')
         const status = known?.status ?? 500
         const message = known ? known.message : 'internal error; the Hub logged it under this request ID'

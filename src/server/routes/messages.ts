@@ -1,6 +1,7 @@
 import type {FastifyInstance, FastifyRequest} from 'fastify'
 import type {MessagesService} from '../../domain/messages/messages-service.js'
 import {ctxOf} from '../plugins/auth.js'
+import {AppError} from '../../api/app-error.js'
 import {parseJson} from '../plugins/json.js'
 
 const str = {type: 'string', minLength: 1, maxLength: 200} as const
@@ -19,7 +20,9 @@ export async function messageRoutes(app: FastifyInstance, messages: MessagesServ
       request.rawBody = body as string
       try {
         done(null, body === '' ? undefined : parseJson(body as string))
-      } catch {
+      } catch (err) {
+        // Too deep is refused before anything walks the body; other malformed text goes on (above).
+        if (err instanceof AppError) return done(err, undefined)
         done(null, undefined)
       }
     })

@@ -29,6 +29,8 @@ export function projectRoutes(app: FastifyInstance, projects: ProjectsService, p
             name: {type: 'string', minLength: 1, maxLength: 200},
             gitRemote: {type: ['string', 'null'], maxLength: 2000},
             description: {type: 'string', maxLength: 10000},
+            // Absolute path of a git checkout on the co-located broker's machine.
+            localPath: {type: ['string', 'null'], minLength: 1, maxLength: 4096},
           },
         },
       },

@@ -65,7 +65,7 @@ export class BrokerConnection {
         this.pending.delete(msg.id)
         clearTimeout(p.timer)
         if (msg.ok) p.resolve(msg.result)
-        else p.reject(new AppError('broker_error', `broker: ${msg.error.message}`, {brokerCode: msg.error.code}))
+        else p.reject(new AppError('broker_error', `broker: ${msg.error.message}`, {...msg.error.details, brokerCode: msg.error.code}))
         return
       }
       case 'opened':

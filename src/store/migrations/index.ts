@@ -12,6 +12,8 @@ import * as m0010 from './0010-broker-nonces.js'
 import * as m0011 from './0011-user-hub-roles.js'
 import * as m0012 from './0012-adoption-original-covering.js'
 import * as m0013 from './0013-agent-config-facts.js'
+import * as m0014 from './0014-real-agents.js'
+import * as m0015 from './0015-agent-events.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -28,4 +30,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0011-user-hub-roles': m0011,
   '0012-adoption-original-covering': m0012,
   '0013-agent-config-facts': m0013,
+  '0014-real-agents': m0014,
+  '0015-agent-events': m0015,
 }

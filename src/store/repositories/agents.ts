@@ -4,6 +4,8 @@ import type {ArrayReader} from '../store.js'
 import type {EdgeFacts} from './delegation-edges.js'
 import {translateDbError} from '../db-errors.js'
 import {agentConfigFacts} from '../agent-config-facts.js'
+import type {AgentUsage, AgentWorkspace} from '../../api/dto.js'
+import {appendAgentEvent} from './agent-events.js'
 
 export interface AgentRecord {
   id: string
@@ -28,6 +30,23 @@ export interface AgentRecord {
   deletedAt: string | null
   /** `open` accepts messages; `closed` refuses them (keys are not affected). */
   messageMode: string
+  /** The agent's git workspace as its broker made it; null before dispatch or without a checkout. */
+  workspace: AgentWorkspace | null
+  /** The image and sandbox it was dispatched with (null: none). */
+  image: string | null
+  sandbox: string | null
+  /** Turns ended, counted for `max_turns`. */
+  turns: number
+  usage: AgentUsage | null
+}
+
+function parseJson<T>(text: string | null): T | null {
+  if (text === null) return null
+  try {
+    return JSON.parse(text) as T
+  } catch {
+    return null
+  }
 }
 
 const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
@@ -52,6 +71,11 @@ const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
   lastHeartbeatAt: r.last_heartbeat_at,
   deletedAt: r.deleted_at,
   messageMode: r.message_mode,
+  workspace: parseJson<AgentWorkspace>(r.workspace),
+  image: r.image,
+  sandbox: r.sandbox,
+  turns: Number(r.turns ?? 0),
+  usage: parseJson<AgentUsage>(r.usage),
 })
 
 export interface AgentPatch {
@@ -68,6 +92,11 @@ export interface AgentPatch {
   /** Reincarnation: a new role, and the user who re-recorded the agent's delegation. */
   role?: string
   createdBy?: {kind: string; id: string}
+  workspace?: AgentWorkspace | null
+  image?: string | null
+  sandbox?: string | null
+  turns?: number
+  usage?: AgentUsage | null
 }
 
 export interface AgentFilter {
@@ -120,8 +149,15 @@ function plannerAgent(r: PlannerAgentRow, intern: <T extends string | null>(s: T
   }
 }
 
-export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null) => ({
-  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode'>): Promise<AgentRecord> {
+/** Fields whose change is an agent event (agent_events). */
+const snapshotOf = (r: {phase: string; activity: string | null; detail: string; deleted_at: string | null}) => ({phase: r.phase, activity: r.activity, detail: r.detail, deleted: r.deleted_at !== null})
+
+/**
+ * `onEvent` is told when a write appended an agent event, so the store can wake other replicas'
+ * event feeds once the write is committed.
+ */
+export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null, onEvent: () => void = () => {}) => ({
+  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode' | 'workspace' | 'image' | 'sandbox' | 'turns' | 'usage'>): Promise<AgentRecord> {
     const facts = agentConfigFacts(a.config)
     try {
       const r = await db
@@ -153,6 +189,8 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
         })
         .returningAll()
         .executeTakeFirstOrThrow()
+      await appendAgentEvent(db, null, {id: r.id, projectId: r.project_id, name: r.name, ...snapshotOf(r)}, r.updated_at)
+      onEvent()
       return toAgent(r)
     } catch (err) {
       translateDbError(err, 'agent')
@@ -249,6 +287,9 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     return {agents, edges}
   },
   async update(id: string, patch: AgentPatch, now: string): Promise<AgentRecord | null> {
+    // Only writes that can change what an event carries read the row before.
+    const eventful = patch.phase !== undefined || patch.activity !== undefined || patch.detail !== undefined || patch.deletedAt !== undefined
+    const before = eventful ? await db.selectFrom('agents').select(['phase', 'activity', 'detail', 'deleted_at']).where('id', '=', id).executeTakeFirst() : undefined
     const r = await db
       .updateTable('agents')
       .set({
@@ -264,12 +305,35 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
         ...(patch.messageMode !== undefined && {message_mode: patch.messageMode}),
         ...(patch.role !== undefined && {role: patch.role}),
         ...(patch.createdBy !== undefined && {created_by_kind: patch.createdBy.kind, created_by_id: patch.createdBy.id}),
+        ...(patch.workspace !== undefined && {workspace: patch.workspace === null ? null : JSON.stringify(patch.workspace)}),
+        ...(patch.image !== undefined && {image: patch.image}),
+        ...(patch.sandbox !== undefined && {sandbox: patch.sandbox}),
+        ...(patch.turns !== undefined && {turns: patch.turns}),
+        ...(patch.usage !== undefined && {usage: patch.usage === null ? null : JSON.stringify(patch.usage)}),
         updated_at: now,
       })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst()
+    if (r && before) {
+      const b = snapshotOf(before)
+      const a = snapshotOf(r)
+      if (b.phase !== a.phase || b.activity !== a.activity || b.detail !== a.detail || b.deleted !== a.deleted) {
+        await appendAgentEvent(db, b, {id: r.id, projectId: r.project_id, name: r.name, ...a}, now)
+        onEvent()
+      }
+    }
     return r ? toAgent(r) : null
+  },
+  /** Counts one more ended turn, atomically (replicas may count concurrently); answers the new count. */
+  async incrementTurns(id: string, now: string): Promise<number | null> {
+    const r = await db
+      .updateTable('agents')
+      .set((eb) => ({turns: eb('turns', '+', 1), updated_at: now}))
+      .where('id', '=', id)
+      .returning('turns')
+      .executeTakeFirst()
+    return r ? Number(r.turns) : null
   },
   /** Live agents counted against quotas: not deleted and not stopped or failed. */
   async countActive(by: {projectId?: string; brokerId?: string}): Promise<number> {

@@ -67,6 +67,16 @@ export const artifactsRepo = (db: Kysely<Database>) => ({
     return {artifactId, seq: Number(v.seq), entryPath: v.entry_path, createdByKind: v.created_by_kind, createdById: v.created_by_id, createdAt: v.created_at, files: files.map(toFile)}
   },
 
+  /** Which of `keys` some artifact file row references (for the start-up orphan sweep). */
+  async referencedBlobKeys(keys: string[]): Promise<Set<string>> {
+    const found = new Set<string>()
+    for (let i = 0; i < keys.length; i += 500) {
+      const rows = await db.selectFrom('artifact_files').select('blob_key').where('blob_key', 'in', keys.slice(i, i + 500)).execute()
+      for (const r of rows) found.add(r.blob_key)
+    }
+    return found
+  },
+
   /** Every blob key of an artifact (for deleting its bytes). */
   async blobKeys(artifactId: string): Promise<string[]> {
     const rows = await db.selectFrom('artifact_files').select('blob_key').where('artifact_id', '=', artifactId).execute()

@@ -7,6 +7,8 @@ export interface Project {
   name: string
   slug: string
   gitRemote: string | null
+  /** Absolute path of the project's git checkout on the co-located broker's machine. */
+  localPath: string | null
   description: string
   /** Broker that runs the project's agents unless a create names one. */
   defaultBrokerId: string | null
@@ -28,6 +30,7 @@ const toProject = (r: Selectable<ProjectsTable>): Project => ({
   name: r.name,
   slug: r.slug,
   gitRemote: r.git_remote,
+  localPath: r.local_path ?? null,
   description: r.description,
   defaultBrokerId: r.default_broker_id,
   createdBy: r.created_by,
@@ -64,6 +67,11 @@ export const projectsRepo = (db: Kysely<Database>) => ({
     const rows = await q.orderBy('projects.created_at', 'desc').orderBy('projects.id').execute()
     return rows.map((r) => ({...toProject(r), role: r.role ?? null}))
   },
+  /** The project linked to a checkout (a project registered without a remote is found by it). */
+  async getByLocalPath(localPath: string): Promise<Project | null> {
+    const r = await db.selectFrom('projects').selectAll().where('local_path', '=', localPath).orderBy('created_at').executeTakeFirst()
+    return r ? toProject(r) : null
+  },
   async insert(p: Project): Promise<Project> {
     try {
       const r = await db
@@ -73,6 +81,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
           name: p.name,
           slug: p.slug,
           git_remote: p.gitRemote,
+          local_path: p.localPath ?? null,
           description: p.description,
           default_broker_id: p.defaultBrokerId,
           created_by: p.createdBy,
@@ -86,7 +95,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
       translateDbError(err, 'project')
     }
   },
-  async update(id: string, patch: Partial<{name: string; description: string; gitRemote: string | null; defaultBrokerId: string | null}>, now: string): Promise<Project | null> {
+  async update(id: string, patch: Partial<{name: string; description: string; gitRemote: string | null; localPath: string | null; defaultBrokerId: string | null}>, now: string): Promise<Project | null> {
     try {
       const r = await db
         .updateTable('projects')
@@ -94,6 +103,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
           ...(patch.name !== undefined && {name: patch.name}),
           ...(patch.description !== undefined && {description: patch.description}),
           ...(patch.gitRemote !== undefined && {git_remote: patch.gitRemote}),
+          ...(patch.localPath !== undefined && {local_path: patch.localPath}),
           ...(patch.defaultBrokerId !== undefined && {default_broker_id: patch.defaultBrokerId}),
           updated_at: now,
         })

@@ -1,23 +1,30 @@
 import {LitElement, html} from 'lit'
+import {applyEvent, needsYou} from '../agent-events.js'
 import {api} from '../api.js'
-import {pollView} from '../poll.js'
+import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
+import {liveView} from '../live.js'
 import {shared} from '../styles.js'
 import {terminalText} from '../terminal-text.js'
-import {AGENT_POLL_MS, type Agent} from './svc-agents.js'
+import {needsYouBadge, usageRows} from './agent-bits.js'
+import type {Agent} from './svc-agents.js'
 import './svc-terminal.js'
+import './svc-agent-changes.js'
 
 /**
- * One agent: phase and activity kept live, its logs (followed while it runs, else the archived
+ * One agent: phase and activity kept live by the event stream (a "Needs you" notice while it
+ * waits for input), its usage, its logs (followed while it runs, else the archived
  * output), and its terminal on demand (attach).
  */
 export class SvcAgent extends LitElement {
-  static properties = {agentId: {}, agent: {state: true}, archived: {state: true}, attached: {state: true}, failure: {state: true}}
+  static properties = {agentId: {}, agent: {state: true}, archived: {state: true}, attached: {state: true}, failure: {state: true}, tab: {state: true}}
   static styles = shared
   declare agentId: string
   declare agent: Agent | null
   declare archived: string | null
   declare attached: boolean
   declare failure: string
+  /** The Overview (status, terminal, logs) or the Changes tab (the agent's diff, merge, push). */
+  declare tab: 'overview' | 'changes'
   private stop: (() => void) | null = null
 
   constructor() {
@@ -27,19 +34,32 @@ export class SvcAgent extends LitElement {
     this.archived = null
     this.attached = false
     this.failure = ''
+    this.tab = 'overview'
   }
 
   override connectedCallback() {
     super.connectedCallback()
-    this.stop = pollView(this, 'agent', async () => {
+    const load = async () => {
       this.agent = (await api<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(this.agentId)}`)).agent
       if (this.agent.phase !== 'running' && this.archived === null) this.archived = await this.archivedLogs()
-    }, AGENT_POLL_MS)
+    }
+    this.stop = liveView(this, 'agent', load, (e) => {
+      if (!this.agent || e.id !== this.agent.id) return
+      this.agent = applyEvent(this.agent, e)
+      // The rest of the record (usage, error) changes with its events: read it once more.
+      void load().catch(() => undefined)
+    })
   }
 
   override disconnectedCallback() {
     this.stop?.()
     super.disconnectedCallback()
+  }
+
+  /** Asks for the permission (it needs a click), then alerts follow (desktop-alerts.ts). */
+  private enableNotifications = async () => {
+    if ((await Notification.requestPermission()) === 'granted') startDesktopAlerts()
+    this.requestUpdate()
   }
 
   private async archivedLogs(): Promise<string> {
@@ -55,12 +75,29 @@ export class SvcAgent extends LitElement {
     const running = a.phase === 'running'
     return html`
       <p><a href="#/agents?project=${encodeURIComponent(a.projectId)}">← Agents of this project</a></p>
-      <h2>Agent ${a.name}</h2>
+      <h2>Agent ${a.name} ${needsYouBadge(a)}</h2>
+      ${needsYou(a) ? html`<p class="notice needs-you" role="alert" id="needs-you">This agent needs you: ${a.detail || 'it is waiting for your input'}. Attach to its terminal to answer.</p>` : ''}
+      ${notificationsSupported() && Notification.permission === 'default'
+        ? html`<p><button id="enable-notifications" @click=${this.enableNotifications}>Notify me when my agents need me</button></p>`
+        : ''}
+      <div class="row" role="tablist" aria-label="Agent views">
+        <button role="tab" aria-selected=${this.tab === 'overview'} class=${this.tab === 'overview' ? 'primary' : ''} @click=${() => (this.tab = 'overview')}>Overview</button>
+        <button role="tab" aria-selected=${this.tab === 'changes'} class=${this.tab === 'changes' ? 'primary' : ''} @click=${() => (this.tab = 'changes')}>Changes${a.workspace ? '' : ' (no workspace)'}</button>
+      </div>
+      ${this.tab === 'changes'
+        ? html`<svc-agent-changes .agentId=${a.id} .running=${running}></svc-agent-changes>`
+        : this.overview(a, base, running)}
+    `
+  }
+
+  private overview(a: Agent, base: string, running: boolean) {
+    return html`
       <table aria-label="Agent status">
         <tbody>
           <tr><th scope="row">Phase</th><td id="agent-phase">${a.phase}</td></tr>
           <tr><th scope="row">Activity</th><td id="agent-activity">${a.activity ?? ''}</td></tr>
           <tr><th scope="row">Detail</th><td>${a.detail ?? a.error ?? ''}</td></tr>
+          ${usageRows(a)}
         </tbody>
       </table>
       <h3>Terminal</h3>

@@ -1,15 +1,19 @@
 import {LitElement, html} from 'lit'
 import type {AgentDto as Agent} from '../../../src/api/dto.js'
+import {applyEvent, needsYou} from '../agent-events.js'
 import {api} from '../api.js'
-import {pollView} from '../poll.js'
+import {liveView} from '../live.js'
 import {shared} from '../styles.js'
+import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
+import {costText, needsYouBadge} from './agent-bits.js'
 
 export type {Agent}
 
-/** How often lists follow agents' phase and activity. */
-export const AGENT_POLL_MS = 2000
-
-/** Agents the caller can see (of one project with `projectId`), phase and activity kept live. */
+/**
+ * Agents the caller can see (of one project with `projectId`), phase and activity kept live by
+ * the event stream (GET /api/v1/events); an agent waiting for input is marked "Needs you" and
+ * listed first.
+ */
 export class SvcAgents extends LitElement {
   static properties = {projectId: {}, agents: {state: true}, failure: {state: true}}
   static styles = shared
@@ -27,10 +31,27 @@ export class SvcAgents extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback()
-    this.stop = pollView(this, 'agents', async () => {
+    let reloading: Promise<void> | null = null
+    const load = async () => {
       const q = this.projectId ? `?projectId=${encodeURIComponent(this.projectId)}` : ''
       this.agents = (await api<{agents: Agent[]}>('GET', `/api/v1/agents${q}`)).agents
-    }, AGENT_POLL_MS)
+    }
+    this.stop = liveView(this, 'agents', load, (e) => {
+      if (this.projectId && e.projectId !== this.projectId) return
+      const list = this.agents ?? []
+      const i = list.findIndex((a) => a.id === e.id)
+      if (e.phase === 'deleted') {
+        if (i >= 0) this.agents = list.filter((a) => a.id !== e.id)
+      } else if (i >= 0) this.agents = list.map((a, j) => (j === i ? applyEvent(a, e) : a))
+      // A new agent: its whole record comes from one more read.
+      else reloading ??= load().finally(() => (reloading = null))
+    })
+  }
+
+  /** Asks for the permission (it needs a click), then alerts follow (desktop-alerts.ts). */
+  private enableNotifications = async () => {
+    if ((await Notification.requestPermission()) === 'granted') startDesktopAlerts()
+    this.requestUpdate()
   }
 
   override disconnectedCallback() {
@@ -41,19 +62,24 @@ export class SvcAgents extends LitElement {
   override render() {
     return html`<h2>Agents${this.projectId ? html` <span class="muted">of project <code>${this.projectId}</code></span>` : ''}</h2>
       ${this.failure ? html`<p class="notice error" role="alert">${this.failure}</p>` : ''}
+      ${notificationsSupported() && Notification.permission === 'default'
+        ? html`<p><button id="enable-notifications" @click=${this.enableNotifications}>Notify me when my agents need me</button></p>`
+        : ''}
       ${!this.agents
         ? html`<p class="muted" role="status">Loading agents…</p>`
         : !this.agents.length
           ? html`<p class="muted">No agents.</p>`
-          : html`<table aria-label="Agents">
-              <thead><tr><th scope="col">Name</th><th scope="col">Phase</th><th scope="col">Activity</th><th scope="col">Detail</th></tr></thead>
+          : html`${this.agents.some(needsYou) ? html`<p class="notice needs-you" role="status" id="needs-you-count">${this.agents.filter(needsYou).length} agent(s) need you.</p>` : ''}
+            <table aria-label="Agents">
+              <thead><tr><th scope="col">Name</th><th scope="col">Phase</th><th scope="col">Activity</th><th scope="col">Detail</th><th scope="col">Cost</th></tr></thead>
               <tbody aria-live="polite">
-                ${this.agents.map(
-                  (a) => html`<tr data-agent=${a.id}>
-                    <td><a href="#/agents/${encodeURIComponent(a.id)}">${a.name}</a></td>
+                ${[...this.agents.filter(needsYou), ...this.agents.filter((a) => !needsYou(a))].map(
+                  (a) => html`<tr data-agent=${a.id} class=${needsYou(a) ? 'needs-you' : ''}>
+                    <td><a href="#/agents/${encodeURIComponent(a.id)}">${a.name}</a> ${needsYouBadge(a)}</td>
                     <td data-col="phase">${a.phase}</td>
                     <td data-col="activity">${a.activity ?? ''}</td>
                     <td>${a.detail ?? a.error ?? ''}</td>
+                    <td data-col="cost">${costText(a)}</td>
                   </tr>`,
                 )}
               </tbody>

@@ -1,7 +1,8 @@
 import {LitElement, html, css} from 'lit'
 import {api, ApiError} from '../api.js'
+import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
 import {markReady, resetReadiness} from '../readiness.js'
-import {currentRoute, type Route} from '../router.js'
+import {currentRoute, returnTo, type Route} from '../router.js'
 import {shared} from '../styles.js'
 import './svc-sign-in.js'
 import './svc-settings.js'
@@ -99,6 +100,9 @@ export class SvcApp extends LitElement {
       this.who = me.principal.displayName || me.principal.email || status.principal.id
       this.status = status
       this.signedOut = false
+      // Sent here to sign in from a page route (the artifact page): go back to it.
+      const back = returnTo()
+      if (back) return location.replace(back)
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         if (await this.devSignIn()) return this.load()
@@ -109,6 +113,8 @@ export class SvcApp extends LitElement {
       return
     }
     resetReadiness()
+    // Desktop alerts for the user's own agents, once the browser allowed them (agent pages ask).
+    if (notificationsSupported() && Notification.permission === 'granted') startDesktopAlerts()
     await this.updateComplete
     void markReady('shell')
   }

@@ -216,7 +216,7 @@ export class SvcSettingsSection extends LitElement {
       <div class="row actions">
         ${this.conflict ? html`<button class="primary" @click=${this.reload}>Reload section</button>` : ''}
         ${editable ? html`<button class="primary" ?disabled=${this.busy || this.conflict} @click=${this.save}>${saveLabel}</button>` : ''}
-        ${!this.bootstrap && this.canWrite && this.meta && this.meta.origin !== 'bootstrap'
+        ${!this.bootstrap && this.canWrite && this.meta && this.meta.revision > 0
           ? this.confirmReset
             ? html`<span>Delete the saved section and follow the deployment?</span>
                 <button @click=${this.reset} ?disabled=${this.busy}>Confirm reset of ${this.name}</button>

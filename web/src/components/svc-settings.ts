@@ -18,7 +18,14 @@ interface ServerConfig {
  * The admin settings page: every Layer-1 section (in the Hub's order) with its fields, then the
  * bootstrap keys. Sections reload the whole view after a save, reset or conflict.
  */
-export class SvcSettings extends LoadedView<{config: ServerConfig; layout: LayoutField[]}> {
+/** Webhook deliveries, from GET /api/v1/admin/status (system admins). */
+interface NotificationStatus {
+  channels: number
+  deliveries: Record<string, number>
+  problems: Array<{id: string; url: string; event: string; agentId: string; status: string; attempts: number; lastError: string | null; updatedAt: string}>
+}
+
+export class SvcSettings extends LoadedView<{config: ServerConfig; layout: LayoutField[]; notifications: NotificationStatus | null}> {
   static properties = {canWrite: {type: Boolean}}
   static styles = shared
   declare canWrite: boolean
@@ -32,11 +39,31 @@ export class SvcSettings extends LoadedView<{config: ServerConfig; layout: Layou
 
   protected async fetchData() {
     // The layout never changes while the Hub runs: read once.
-    const [config, layout] = await Promise.all([
+    const [config, layout, notifications] = await Promise.all([
       api<ServerConfig>('GET', '/api/v1/admin/server-config'),
       this.data?.layout ?? api<{fields: LayoutField[]}>('GET', '/api/v1/admin/server-config/layout').then((r) => r.fields),
+      api<{notifications?: NotificationStatus}>('GET', '/api/v1/admin/status').then(
+        (r) => r.notifications ?? null,
+        () => null,
+      ),
     ])
-    return {config, layout}
+    return {config, layout, notifications}
+  }
+
+  /** Webhook deliveries of `notification_channels`: counts, then the latest problems. */
+  private renderDeliveries(n: NotificationStatus) {
+    const d = n.deliveries
+    return html`<section aria-label="Notification deliveries" id="notification-deliveries">
+      <p class=${n.problems.length ? 'notice error' : 'muted'}>
+        Webhook deliveries (${n.channels} channel${n.channels === 1 ? '' : 's'}): ${d.delivered ?? 0} delivered, ${d.pending ?? 0} pending, ${d.failed ?? 0} failed.
+      </p>
+      ${n.problems.length
+        ? html`<table aria-label="Failed webhook deliveries">
+            <thead><tr><th scope="col">URL</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">When</th></tr></thead>
+            <tbody>${n.problems.map((p) => html`<tr><td>${p.url}</td><td>${p.event}</td><td>${p.status}</td><td>${p.attempts}</td><td>${p.lastError ?? ''}</td><td>${p.updatedAt}</td></tr>`)}</tbody>
+          </table>`
+        : ''}
+    </section>`
   }
 
   /** Scrolls to a section and moves the focus to its heading (keyboard users land there). */
@@ -49,10 +76,11 @@ export class SvcSettings extends LoadedView<{config: ServerConfig; layout: Layou
   override render() {
     const pending = this.pending('Loading settings…')
     if (pending) return pending
-    const {config: c, layout} = this.data!
+    const {config: c, layout, notifications: n} = this.data!
     return html`
       <h2>Hub settings</h2>
       <p class="muted">Operational (Layer-1) settings live in the Hub database, one section at a time; a save applies at once on every replica.</p>
+      ${n ? this.renderDeliveries(n) : ''}
       <nav aria-label="Settings sections">
         <ul class="row plain">
           ${[...Object.keys(c.sections), 'bootstrap'].map((n) => html`<li><button class="link" @click=${() => this.jump(n)}>${n}</button></li>`)}

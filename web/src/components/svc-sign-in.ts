@@ -1,5 +1,6 @@
 import {LitElement, html} from 'lit'
 import {api} from '../api.js'
+import {returnTo} from '../router.js'
 import {shared} from '../styles.js'
 
 /** Shown when the browser has no session: OpenID Connect sign-in on hosted Hubs. */
@@ -27,7 +28,7 @@ export class SvcSignIn extends LitElement {
   }
 
   override render() {
-    const back = encodeURIComponent(`/${location.hash}`)
+    const back = encodeURIComponent(returnTo() ?? `/${location.hash}`)
     return html`<main class="narrow">
       <h2>Sign in to the svc Hub</h2>
       ${!this.loaded

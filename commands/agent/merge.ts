@@ -1,0 +1,27 @@
+import {Args, Flags} from '@oclif/core'
+import {BaseCommand} from '../../src/cli/base-command.js'
+import {projectOrDefault} from '../../src/cli/project-ref.js'
+import {reviewApi, type MergeResult} from '../../src/client/review-client.js'
+
+export default class AgentMerge extends BaseCommand<MergeResult> {
+  static override description =
+    'Land an agent\'s work on its base branch in the project\'s checkout: what it left uncommitted is committed on its branch first (author the agent, committer you), then merged (a merge commit) or squashed into one commit. A conflict, a dirty checkout or a moved base refuses and changes nothing.'
+  static override args = {agent: Args.string({description: 'Agent name or ID.', required: true})}
+  static override flags = {
+    squash: Flags.boolean({description: 'Land the work as one commit instead of a merge commit.'}),
+    message: Flags.string({char: 'm', description: 'Message of the merge or squash commit.'}),
+    project: Flags.string({description: 'Project ID or slug.'}),
+    hub: Flags.string({description: 'Hub URL.'}),
+  }
+  static override examples = ['<%= config.bin %> agent merge alice', '<%= config.bin %> agent merge alice --squash -m "Add the parser"']
+
+  async execute() {
+    const {args, flags} = await this.parse(AgentMerge)
+    const projectId = projectOrDefault(flags.project, await this.settings())
+    return reviewApi(await this.client(flags.hub)).merge(projectId, args.agent, {strategy: flags.squash ? 'squash' : 'merge', ...(flags.message && {message: flags.message})})
+  }
+
+  protected override human(r: MergeResult): string {
+    return `${r.strategy === 'squash' ? 'Squashed' : 'Merged'} ${r.branch} into ${r.baseRef}: ${r.commit.slice(0, 12)} (${r.files.length} file${r.files.length === 1 ? '' : 's'})`
+  }
+}

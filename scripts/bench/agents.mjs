@@ -1,0 +1,262 @@
+// Real-agents benchmark (`npm run bench -- agents`): a workstation Hub (`svc server start` in a
+// temp HOME, SQLite, its co-located broker on the local tmux runtime with a private TMUX_TMPDIR)
+// running the real Claude Code CLI (node_modules/.bin/claude) against the test suite's scripted
+// Anthropic Messages API (test/helpers/model-servers/anthropic.ts) on 127.0.0.1, in a registered
+// git checkout. NODE_EXTRA_CA_CERTS is unset for everything it starts (it adds ~60 ms to any Node
+// start here). Three parts, in this order (BENCH_PARTS=startup,hook,concurrent picks some):
+// 1. startup: time from `svc agent create bN --harness claude "<task>"` (the CLI spawned) to the
+//    harness's first model request carrying that task, median of BENCH_RUNS (5) runs. Target
+//    <= 1.5 s.
+// 2. hook: latency of one hook's status report, `svc hook claude PreToolUse` with a payload on
+//    stdin (through dist/svc when `npm run build:binary` made it, and through bin/run.js), vs
+//    `node -e 0`, interleaved in the same run, BENCH_HOOK_RUNS (20) each. Target: median <= 2x.
+// 3. concurrent: BENCH_AGENTS (20) Claude Code agents at once, each asked to run `sleep 2` and
+//    then answer; every activity change is timed from the scripted model server's moment that
+//    causes it to its first sight in GET /api/v1/agents/:id (polled every BENCH_POLL_MS, 50):
+//    `thinking` from the first request's arrival (its answer held 1 s so the change is not
+//    superseded), `executing` from the end of the answer naming the tool, `idle` from the end of
+//    the last answer. These anchors come before the hook that reports the change, so the times
+//    are upper bounds. Target: p99 <= 500 ms. Also prints Hub+broker RSS growth per agent.
+// Targets are printed, never asserted.
+import {execFileSync, spawn, spawnSync} from 'node:child_process'
+import {existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {cpus, loadavg, tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {register} from 'tsx/esm/api'
+import {freePort, requestJson} from './lib.mjs'
+
+register()
+const {startAnthropicServer, userText} = await import('../../test/helpers/model-servers/anthropic.ts')
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'startup,hook,concurrent').split(','))
+const RUNS = Number(process.env.BENCH_RUNS ?? 5)
+const HOOK_RUNS = Number(process.env.BENCH_HOOK_RUNS ?? 20)
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 20)
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 50)
+const BINARY = join(ROOT, 'dist', 'svc')
+const KEY = 'sk-ant-bench-key-for-the-scripted-server-0123456789'
+
+const out = (line) => process.stdout.write(`${line}\n`)
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const sorted = (xs) => [...xs].sort((a, b) => a - b)
+const pct = (xs, p) => (xs.length ? sorted(xs)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] : NaN)
+const median = (xs) => pct(xs, 50)
+const ms = (x) => `${Number.isFinite(x) ? x.toFixed(0) : '-'} ms`
+const verdict = (ok) => (ok ? 'met' : 'MISSED')
+
+async function until(fn, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn().catch(() => undefined)
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
+/** Resident memory (kB) of a process and its descendants, without tmux and the harnesses. */
+function treeRssKb(pid) {
+  const children = new Map()
+  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
+      const ppid = Number(stat.split(') ')[1].split(' ')[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0
+  const walk = (p) => {
+    try {
+      const status = readFileSync(`/proc/${p}/status`, 'utf8')
+      const name = /^Name:\s*(\S+)/m.exec(status)?.[1] ?? ''
+      if (/^(tmux|claude|bash|sh|git)/.test(name)) return
+      total += Number(/^VmRSS:\s*(\d+)/m.exec(status)?.[1] ?? 0)
+    } catch {
+      return
+    }
+    for (const c of children.get(p) ?? []) walk(c)
+  }
+  walk(pid)
+  return total
+}
+
+const work = mkdtempSync(join(tmpdir(), 'svc-bench-agents-'))
+const home = join(work, 'home')
+const tmuxDir = join(work, 'tmux')
+const checkout = join(work, 'checkout')
+for (const d of [home, tmuxDir, checkout]) mkdirSync(d)
+const env = {}
+// No TMUX/TMUX_PANE: inside a tmux session they would point tmux at that server, not TMUX_TMPDIR's.
+const dropped = new Set(['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'TMUX', 'TMUX_PANE'])
+for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !dropped.has(k)) env[k] = v
+Object.assign(env, {
+  HOME: home,
+  TMUX_TMPDIR: tmuxDir,
+  NO_COLOR: '1',
+  PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
+  DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+  CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.com',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.com',
+})
+const tmux = (...args) => spawnSync('tmux', args, {env, encoding: 'utf8'})
+const cli = existsSync(BINARY) ? [BINARY] : [process.execPath, join(ROOT, 'bin', 'run.js')]
+
+const model = await startAnthropicServer()
+const children = []
+let hub
+try {
+  const git = (...args) => execFileSync('git', args, {cwd: checkout, env, stdio: 'ignore'})
+  git('init', '-q', '-b', 'main')
+  writeFileSync(join(checkout, 'README.md'), '# bench\n')
+  git('add', '-A')
+  git('commit', '-q', '-m', 'init')
+  mkdirSync(join(home, '.svc'))
+  writeFileSync(
+    join(home, '.svc', 'settings.yaml'),
+    `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n`,
+  )
+
+  const hubPort = await freePort()
+  const brokerPort = await freePort()
+  const hubUrl = `http://127.0.0.1:${hubPort}`
+  const logFile = join(work, 'hub.log')
+  hub = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'server', 'start', '--port', String(hubPort)], {env: {...env, SVC_SERVER_BROKER_PORT: String(brokerPort)}, stdio: ['ignore', 'ignore', openSync(logFile, 'w')]})
+  children.push(hub)
+  const hubLog = () => readFileSync(logFile, 'utf8').slice(-4000)
+  await until(() => requestJson('GET', `${hubUrl}/healthz`).then(() => true), 60_000, 'the Hub').catch((err) => {
+    throw new Error(`${err.message}\n${hubLog()}`)
+  })
+  // Written as the Hub starts; on a loaded machine /healthz may answer first.
+  const token = await until(async () => readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim(), 30_000, 'the dev token')
+  const api = (method, path, body) => requestJson(method, `${hubUrl}/api/v1${path}`, {token, body})
+  await until(async () => (await api('GET', '/brokers')).brokers.some((b) => b.colocated && b.connected), 30_000, 'the co-located broker').catch((err) => {
+    throw new Error(`${err.message}\n${hubLog()}`)
+  })
+  const {project} = await api('POST', '/projects/register', {name: 'bench', localPath: checkout})
+  const cliEnv = {...env, SVC_HUB_ENDPOINT: hubUrl}
+  out(`agents bench: Claude Code ${execFileSync('claude', ['--version'], {env, encoding: 'utf8'}).trim()}, node ${process.version}, ${cpus().length} CPUs, load ${loadavg()[0].toFixed(1)}; CLI ${cli.join(' ')}`)
+
+  const removeAgent = async (id) => {
+    await api('DELETE', `/agents/${id}`).catch(() => {})
+    await until(async () => tmux('has-session', '-t', `=svc-${id}`).status !== 0, 30_000, `agent ${id}'s session to end`).catch(() => {})
+  }
+
+  // 1. svc agent create -> the harness's first model request.
+  if (PARTS.has('startup')) {
+    model.respond(() => ({text: 'ok'}))
+    const times = []
+    const created = []
+    for (let i = 0; i < RUNS; i++) {
+      const marker = `bench startup task ${i} ${Date.now()}`
+      const t0 = performance.now()
+      const startedAt = Date.now()
+      const r = spawnSync(cli[0], [...cli.slice(1), 'agent', 'create', `start${i}`, '--harness', 'claude', '--project', project.id, marker, '--json'], {env: cliEnv, encoding: 'utf8', timeout: 120_000})
+      const cliMs = performance.now() - t0
+      if (r.status !== 0) throw new Error(`svc agent create failed (${r.status}): ${r.stderr}${r.stdout}`)
+      const agent = JSON.parse(r.stdout).agent
+      const first = await model.waitForRequest((q) => q.method === 'POST' && q.path.startsWith('/v1/messages') && JSON.stringify(q.body ?? '').includes(marker), 120_000, `the first model request of start${i}`)
+      times.push(first.at - startedAt)
+      created.push(agent.id)
+      out(`  run ${i + 1}: first model request after ${ms(first.at - startedAt)} (svc agent create returned after ${ms(cliMs)})`)
+      await removeAgent(agent.id)
+    }
+    out(`startup: median ${ms(median(times))}, best ${ms(sorted(times)[0])} over ${RUNS} runs (target <= 1500 ms: ${verdict(median(times) <= 1500)})`)
+  }
+
+  // 2. One hook's status report vs `node -e 0`.
+  if (PARTS.has('hook')) {
+    const {agent} = await api('POST', '/agents', {name: 'hooked', projectId: project.id, harnessConfig: 'shell'})
+    const pid = tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim()
+    const own = await until(async () => {
+      const e = Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+      return e.SVC_AUTH_TOKEN || e.SVC_AUTH_TOKEN_FILE ? e : undefined
+    }, 10_000, 'the agent token')
+    const hookEnv = {...env, SVC_HUB_ENDPOINT: own.SVC_HUB_ENDPOINT ?? hubUrl, SVC_AGENT_ID: agent.id}
+    for (const k of ['SVC_AUTH_TOKEN', 'SVC_AUTH_TOKEN_FILE']) if (own[k]) hookEnv[k] = own[k]
+    const payload = JSON.stringify({session_id: 'bench', transcript_path: '/nonexistent.jsonl', cwd: checkout, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: {command: 'npm test', description: 'run the tests'}})
+    const variants = [['node -e 0', [process.execPath, '-e', '0']], ['svc hook (bin/run.js)', [process.execPath, join(ROOT, 'bin', 'run.js'), 'hook', 'claude', 'PreToolUse']]]
+    if (existsSync(BINARY)) variants.push(['svc hook (dist/svc)', [BINARY, 'hook', 'claude', 'PreToolUse']])
+    const times = new Map(variants.map(([name]) => [name, []]))
+    for (let i = 0; i < HOOK_RUNS + 2; i++) {
+      for (const [name, argv] of variants) {
+        const t0 = performance.now()
+        const r = spawnSync(argv[0], argv.slice(1), {env: hookEnv, input: payload, encoding: 'utf8'})
+        const t = performance.now() - t0
+        if (r.status !== 0) throw new Error(`${name} exited ${r.status}: ${r.stderr}`)
+        if (i >= 2) times.get(name).push(t) // two warm-up rounds
+      }
+    }
+    const seen = (await api('GET', `/agents/${agent.id}`)).agent
+    const base = median(times.get('node -e 0'))
+    for (const [name] of variants) out(`  ${name.padEnd(24)} median ${ms(median(times.get(name)))}  p90 ${ms(pct(times.get(name), 90))}`)
+    out(`  the agent after the hooks: ${seen.activity} "${seen.detail}"${seen.activity === 'executing' && seen.detail === 'Bash: npm test' ? '' : ' (NOT the reported executing "Bash: npm test")'}`)
+    const measured = existsSync(BINARY) ? 'svc hook (dist/svc)' : 'svc hook (bin/run.js)'
+    const ratio = median(times.get(measured)) / base
+    out(`hook: ${measured} ${ratio.toFixed(2)}x node -e 0 (target <= 2x: ${verdict(ratio <= 2)})${existsSync(BINARY) ? '' : '; dist/svc missing (npm run build:binary): measured through bin/run.js'}`)
+    await removeAgent(agent.id)
+  }
+
+  // 3. AGENTS concurrent Claude Code agents: activity changes seen through GET.
+  if (PARTS.has('concurrent')) {
+    const rssBefore = treeRssKb(hub.pid)
+    // Each conversation: a `sleep 2` tool call, then a closing answer; the first answer held 1 s.
+    model.respond((body) => (/"type":"tool_result"/.test(JSON.stringify(body.messages ?? [])) ? {text: 'Slept.'} : {tool: {name: 'Bash', input: {command: 'sleep 2', description: 'wait'}}, delayMs: 1000}))
+    const agents = []
+    for (let i = 0; i < AGENTS; i++) {
+      const marker = `bench concurrent agent ${i} ${Date.now()}`
+      const {agent} = await api('POST', '/agents', {name: `conc${i}`, projectId: project.id, harnessConfig: 'claude', task: marker})
+      agents.push({id: agent.id, marker, seen: {}})
+    }
+    const deadline = Date.now() + 300_000
+    const poll = async (a) => {
+      while (Date.now() < deadline && !a.seen.idle) {
+        const t0 = Date.now()
+        const {agent} = await api('GET', `/agents/${a.id}`).catch(() => ({agent: {}}))
+        // The moment the answer left the Hub bounds when it became visible.
+        if (agent.activity && !(agent.activity in a.seen)) a.seen[agent.activity] = t0
+        await sleep(Math.max(0, POLL_MS - (Date.now() - t0)))
+      }
+    }
+    await Promise.all(agents.map(poll))
+    const rssAfter = treeRssKb(hub.pid)
+    const lags = {thinking: [], executing: [], idle: []}
+    let missing = 0
+    for (const a of agents) {
+      const reqs = model.mainRequests().filter((r) => userText(r.body).includes(a.marker))
+      const first = reqs[0]
+      const toolAnswer = reqs.find((r) => !/"type":"tool_result"/.test(JSON.stringify(r.body.messages)))
+      const last = reqs.at(-1)
+      if (!first || !a.seen.idle) {
+        missing++
+        continue
+      }
+      if (a.seen.thinking) lags.thinking.push(Math.max(0, a.seen.thinking - first.at))
+      else missing++
+      if (a.seen.executing && model.answeredAt.get(toolAnswer)) lags.executing.push(Math.max(0, a.seen.executing - model.answeredAt.get(toolAnswer)))
+      else missing++
+      if (model.answeredAt.get(last)) lags.idle.push(Math.max(0, a.seen.idle - model.answeredAt.get(last)))
+    }
+    const all = [...lags.thinking, ...lags.executing, ...lags.idle]
+    for (const [k, xs] of Object.entries(lags)) out(`  ${k.padEnd(10)} n=${xs.length}  p50 ${ms(pct(xs, 50))}  p99 ${ms(pct(xs, 99))}  max ${ms(Math.max(...xs))}`)
+    out(`concurrent: ${AGENTS} agents, ${all.length} activity changes, p99 ${ms(pct(all, 99))} (target <= 500 ms: ${verdict(pct(all, 99) <= 500 && missing === 0)})${missing ? `; ${missing} changes never seen` : ''}`)
+    out(`  Hub+broker RSS ${(rssBefore / 1024).toFixed(0)} MB -> ${(rssAfter / 1024).toFixed(0)} MB: ${((rssAfter - rssBefore) / AGENTS / 1024).toFixed(1)} MB per agent`)
+    await Promise.all(agents.map((a) => removeAgent(a.id)))
+  }
+} finally {
+  for (const c of children) {
+    if (c.exitCode === null) {
+      c.kill('SIGTERM')
+      await new Promise((r) => c.once('exit', r))
+    }
+  }
+  tmux('kill-server')
+  await model.close()
+  rmSync(work, {recursive: true, force: true, maxRetries: 10, retryDelay: 200})
+}

@@ -1,0 +1,8 @@
+/**
+ * Agent states a notification channel may subscribe to: every activity and phase (part of the
+ * wire contract: the settings schema validates `events` against it).
+ */
+export const NOTIFY_STATES = ['idle', 'thinking', 'executing', 'waiting_for_input', 'completed', 'limits_exceeded', 'created', 'provisioning', 'cloning', 'running', 'stopped', 'error'] as const
+
+/** What a channel without `events` is sent. */
+export const DEFAULT_NOTIFY_EVENTS = ['waiting_for_input', 'idle', 'completed', 'error', 'limits_exceeded'] as const

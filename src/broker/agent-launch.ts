@@ -1,0 +1,187 @@
+/**
+ * How a broker starts an agent, the same for every harness: find the harness's executable, make
+ * (or reuse) the agent's git workspace and its own HOME, let the harness module write its config,
+ * then start `[executable, ...args]` on the runtime in the workspace. Refusals come before
+ * anything is made; a failure after that removes what this start made.
+ */
+import {accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import {homedir} from 'node:os'
+import {delimiter, dirname, isAbsolute, join, resolve, sep} from 'node:path'
+import type {AgentWorkspace} from '../api/dto.js'
+import {resolveHarness, type HarnessConfig} from './harness.js'
+import {prepareHarnessHome} from './harnesses/prepare-home.js'
+import {harnessModule} from './harnesses/registry.js'
+import type {LaunchContext} from './harnesses/types.js'
+import type {Runtime, RuntimeHandle} from './runtime.js'
+import {selfCommand} from './self-command.js'
+import {worktreeGitPaths} from './sandbox/host.js'
+import {createWorkspace, removeWorkspace, WorkspaceError, type WorkspaceRequest} from './workspace/worktree.js'
+
+/** A refusal with a code the Hub passes on (`harness_not_installed`, the workspace codes, ...). */
+export class LaunchError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message)
+  }
+}
+
+/** `agent.start` parameters from the Hub. */
+export interface StartParams {
+  agentId: string
+  name: string
+  projectId: string
+  harnessConfig: string
+  harness?: HarnessConfig
+  task?: string | null
+  /** Agent environment and delivered secrets. */
+  env: Record<string, string>
+  /** The agent's template files (base64), laid out in its working directory. */
+  templateFiles?: Array<{path: string; content: string}>
+  /** Where the workspace comes from; absent for a project with no checkout and no remote. */
+  workspace?: WorkspaceRequest | null
+  /** The workspace the agent already has (a restart): reused, and its session resumed. */
+  existingWorkspace?: AgentWorkspace | null
+  model?: string | null
+  thinkingLevel?: string | null
+  /** Milliseconds from start after which the broker stops the agent (`max_duration`). */
+  maxDurationMs?: number | null
+  /** Secrets of type `file`: written at `target` inside the agent's HOME (mode 0600), never in its workspace. */
+  secretFiles?: Array<{target: string; value: string}>
+  /** The runtime the agent was first dispatched on (a restart stays there); absent: the default. */
+  runtime?: string
+  /** The image it was first dispatched with (container runtimes); absent: the harness's, else the runtime's. */
+  image?: string
+}
+
+export interface LaunchDeps {
+  stateDir: string
+  hubUrl: string
+  runtime: Runtime
+  runtimeEnv?: Record<string, string>
+  /** Lays template files out under a directory (broker.ts writeTemplateFiles). */
+  writeTemplateFiles(dir: string, files: Array<{path: string; content: string}>): void
+}
+
+export interface Launched {
+  handle: RuntimeHandle
+  workspace: AgentWorkspace | null
+  /** Paste this into the terminal once it runs (a harness that takes no task on its command line). */
+  pasteTask?: string
+}
+
+export const agentHome = (stateDir: string, agentId: string) => join(stateDir, 'homes', agentId)
+export const agentWorkdir = (stateDir: string, agentId: string) => join(stateDir, 'workspaces', agentId)
+/** The agent's token, kept fresh by the broker; the agent's svc reads it (SVC_AUTH_TOKEN_FILE). */
+export const agentTokenFile = (home: string) => join(home, '.svc', 'agent-token')
+
+/** The executable's absolute path on `PATH`, or null. */
+export function findExecutable(name: string, path: string | undefined): string | null {
+  const candidates = isAbsolute(name) ? [name] : (path ?? '').split(delimiter).filter(Boolean).map((d) => join(d, name))
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK)
+      return c
+    } catch {
+      // next directory
+    }
+  }
+  return null
+}
+
+export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launched> {
+  const resolved = resolveHarness(p.harnessConfig, {configs: p.harness ? {[p.harnessConfig]: p.harness} : undefined})
+  const mod = harnessModule(resolved.harness)
+  const baseEnv = {...d.runtimeEnv, ...resolved.env}
+  // The executable must be here before anything is made (a container brings its own).
+  let executable = mod?.executable ?? resolved.command[0]
+  if (d.runtime.type === 'local') {
+    const found = findExecutable(executable, baseEnv.PATH ?? process.env.PATH)
+    if (!found) {
+      const what = mod ? `${mod.displayName} (\`${mod.executable}\`)` : `\`${executable}\``
+      throw new LaunchError('harness_not_installed', `${what} is not installed on this broker's PATH${mod ? `: ${mod.install}` : ''}`, {harness: resolved.harness, executable})
+    }
+    executable = found
+  }
+
+  const existing = p.existingWorkspace && existsSync(p.existingWorkspace.path) ? p.existingWorkspace : null
+  const home = agentHome(d.stateDir, p.agentId)
+  let workspace: AgentWorkspace | null = existing
+  let made = false
+  if (!existing) {
+    const path = agentWorkdir(d.stateDir, p.agentId)
+    if (p.workspace && existsSync(path)) rmSync(path, {recursive: true, force: true})
+    try {
+      workspace = p.workspace ? await createWorkspace(p.workspace, path) : null
+    } catch (err) {
+      if (err instanceof WorkspaceError) throw new LaunchError(err.code, err.message, err.details)
+      throw err
+    }
+    made = workspace !== null
+    if (!workspace) mkdirSync(path, {recursive: true})
+  }
+  const workdir = workspace?.path ?? agentWorkdir(d.stateDir, p.agentId)
+  const resume = existing !== null
+  try {
+    mkdirSync(join(home, '.svc'), {recursive: true, mode: 0o700})
+    if (p.env.SVC_AUTH_TOKEN) writeFileSync(agentTokenFile(home), p.env.SVC_AUTH_TOKEN + '\n', {mode: 0o600})
+    for (const f of p.secretFiles ?? []) {
+      const target = resolve(home, f.target.replace(/^~\//, ''))
+      if (!target.startsWith(home + sep)) throw new LaunchError('workspace_failed', `secret file target ${JSON.stringify(f.target)} is outside the agent's HOME`)
+      mkdirSync(dirname(target), {recursive: true, mode: 0o700})
+      writeFileSync(target, f.value, {mode: 0o600})
+    }
+    if (!resume) d.writeTemplateFiles(workdir, p.templateFiles ?? [])
+    const env: Record<string, string> = {...baseEnv, ...p.env, HOME: home, SVC_HUB_ENDPOINT: d.hubUrl, SVC_AUTH_TOKEN_FILE: agentTokenFile(home)}
+    const task = !resume && p.task ? p.task : undefined
+    let command: string[]
+    let pasteTask: string | undefined
+    if (mod) {
+      const ctx: LaunchContext = {
+        agentId: p.agentId,
+        agentName: p.name,
+        home,
+        workdir,
+        task: resolved.taskFlag ? undefined : task,
+        model: p.model ?? resolved.model ?? undefined,
+        thinkingLevel: p.thinkingLevel === 'none' ? 'off' : (p.thinkingLevel ?? undefined),
+        resume,
+        env,
+        authType: resolved.authType ?? mod.auth.default,
+        hookCommand: [...selfCommand(), 'hook', mod.type],
+        userHome: process.env.HOME || homedir(),
+      }
+      Object.assign(env, mod.env?.(ctx))
+      await prepareHarnessHome(mod, ctx)
+      command = [executable, ...resolved.args, ...mod.args(ctx)]
+      if (task && resolved.taskFlag) command.push(resolved.taskFlag, task)
+      else if (task && !mod.taskInArgs) pasteTask = task
+    } else {
+      command = [executable, ...resolved.command.slice(1)]
+      if (task) command.push(...(resolved.taskFlag ? [resolved.taskFlag, task] : [task]))
+    }
+    // Only the parts of the checkout's .git a commit writes (objects, refs, logs, this worktree's
+    // git dir) are writable; config and hooks stay read-only, so no hook is planted for the user.
+    const git = workspace ? worktreeGitPaths(workspace.path) : {readable: [], writable: []}
+    const handle = await d.runtime.start({
+      agentId: p.agentId,
+      name: p.name,
+      projectId: p.projectId,
+      command,
+      env,
+      image: p.image ?? resolved.image,
+      workdir,
+      home,
+      writablePaths: git.writable,
+      readablePaths: [...git.readable, ...selfCommand().map((f) => (f === process.execPath ? f : dirname(dirname(f))))],
+      resources: resolved.resources,
+    })
+    return {handle, workspace, pasteTask}
+  } catch (err) {
+    if (made && workspace) await removeWorkspace(workspace, {removeBranch: true}).catch(() => {})
+    if (!resume) rmSync(home, {recursive: true, force: true})
+    throw err
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * What Claude Code's first run needs in the agent's HOME so it never stops at a dialog, and the
+ * hooks that report its activity. Claude Code keeps its state in `~/.claude.json` (onboarding,
+ * API-key approval, per-folder trust) and its settings in `~/.claude/settings.json` (hooks).
+ * Both are merged, never replaced: Claude Code writes its own state into them as it runs, and a
+ * restarted agent must keep it (sessions to `--continue`, tips seen, allowed tools).
+ */
+import {realpath} from 'node:fs/promises'
+import {join} from 'node:path'
+import {readJsonObject, writeJsonFile} from './json-file.js'
+import type {LaunchContext} from './types.js'
+
+/** The version whose release notes count as seen (so no "what's new" screen at start). */
+export const CLAUDE_VERSION_SEEN = '2.1.197'
+
+/** The hook events svc listens to; each runs `svc hook claude <event>`. */
+export const CLAUDE_HOOK_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PermissionRequest',
+  'Notification',
+  'Stop',
+  'StopFailure',
+] as const
+
+/** The user's login file that `credentials-file` auth copies into the agent's HOME. */
+export const CLAUDE_CREDENTIALS_FILE = '.claude/.credentials.json'
+
+/** Claude Code approves a custom API key by its last 20 characters (never the whole key). */
+export const keyApprovalId = (key: string) => key.slice(-20)
+
+/** `~/.claude.json`: onboarding done, the key approved, the worktree trusted, nothing to announce. */
+export function claudeState(existing: Record<string, any>, ctx: LaunchContext, userState: Record<string, any> = {}, realWorkdir?: string): Record<string, any> {
+  const state: Record<string, any> = {...existing}
+  state.hasCompletedOnboarding = true
+  state.lastOnboardingVersion ??= CLAUDE_VERSION_SEEN
+  state.lastReleaseNotesSeen ??= CLAUDE_VERSION_SEEN
+  state.numStartups = Math.max(Number(state.numStartups) || 0, 1)
+  state.autoUpdates = false
+  state.hasIdeOnboardingBeenShown = {...(state.hasIdeOnboardingBeenShown ?? {}), vscode: true, cursor: true, windsurf: true}
+  state.shiftEnterKeyBindingInstalled = true
+  state.hasAcknowledgedCostThreshold = true
+  state.bypassPermissionsModeAccepted = true
+  const key = ctx.env.ANTHROPIC_API_KEY
+  if (key && (ctx.authType === 'api-key' || !ctx.env.CLAUDE_CODE_OAUTH_TOKEN)) {
+    const responses = state.customApiKeyResponses ?? {}
+    const approved: string[] = Array.isArray(responses.approved) ? responses.approved : []
+    const rejected: string[] = Array.isArray(responses.rejected) ? responses.rejected : []
+    const id = keyApprovalId(key)
+    state.customApiKeyResponses = {approved: approved.includes(id) ? approved : [...approved, id], rejected: rejected.filter((r) => r !== id)}
+  }
+  // The account a copied login belongs to, so Claude Code does not ask to sign in again.
+  if (ctx.authType === 'credentials-file' && userState.oauthAccount && !state.oauthAccount) state.oauthAccount = userState.oauthAccount
+  const projects = {...(state.projects ?? {})}
+  // Claude Code looks the folder up by the path it runs in; the real path too, should a symlink
+  // lead there.
+  for (const dir of new Set([ctx.workdir, realWorkdir ?? ctx.workdir])) {
+    projects[dir] = {
+      allowedTools: [],
+      mcpServers: {},
+      ...(projects[dir] ?? {}),
+      hasTrustDialogAccepted: true,
+      hasCompletedProjectOnboarding: true,
+      projectOnboardingSeenCount: Math.max(Number(projects[dir]?.projectOnboardingSeenCount) || 0, 1),
+      hasClaudeMdExternalIncludesApproved: projects[dir]?.hasClaudeMdExternalIncludesApproved ?? false,
+    }
+  }
+  state.projects = projects
+  return state
+}
+
+/**
+ * Whether a hook entry is one svc wrote: its command ends with `hook claude <event>`, whatever
+ * the path of svc was then (an upgraded or moved svc replaces its old entry, never adds one).
+ */
+const isOurs = (hook: any, tail: string) => typeof hook?.command === 'string' && hook.command.endsWith(tail)
+
+/** Quotes one argv element for the shell Claude Code runs a hook command with. */
+export const shellQuote = (s: string) => (/^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
+
+/** `~/.claude/settings.json`: svc's hooks (replacing earlier ones of svc), the user's kept. */
+export function claudeSettings(existing: Record<string, any>, hookCommand: string[]): Record<string, any> {
+  const settings: Record<string, any> = {...existing}
+  // A bypass-permissions session (opted into with `--dangerously-skip-permissions` in the harness
+  // config's args) would otherwise stop at a confirmation dialog; the flag itself stays opt-in.
+  settings.skipDangerousModePermissionPrompt = true
+  const hooks: Record<string, any[]> = {...(settings.hooks ?? {})}
+  const marker = hookCommand.slice(-2).map(shellQuote).join(' ')
+  for (const event of CLAUDE_HOOK_EVENTS) {
+    const kept = (Array.isArray(hooks[event]) ? hooks[event] : [])
+      .map((group: any) => ({...group, hooks: (group?.hooks ?? []).filter((h: any) => !isOurs(h, ` ${marker} ${event}`))}))
+      .filter((group: any) => group.hooks.length > 0)
+    const command = [...hookCommand, event].map(shellQuote).join(' ')
+    hooks[event] = [...kept, {matcher: '', hooks: [{type: 'command', command, timeout: 30}]}]
+  }
+  settings.hooks = hooks
+  return settings
+}
+
+/** Lays out the agent's HOME for Claude Code (idempotent; runs on every start). */
+export async function prepareClaudeHome(ctx: LaunchContext): Promise<void> {
+  const statePath = join(ctx.home, '.claude.json')
+  const settingsPath = join(ctx.home, '.claude', 'settings.json')
+  let userState: Record<string, any> = {}
+  if (ctx.authType === 'credentials-file') {
+    userState = await readJsonObject(join(ctx.userHome, '.claude.json'))
+  }
+  const realWorkdir = await realpath(ctx.workdir).catch(() => undefined)
+  await writeJsonFile(statePath, claudeState(await readJsonObject(statePath), ctx, userState, realWorkdir))
+  await writeJsonFile(settingsPath, claudeSettings(await readJsonObject(settingsPath), ctx.hookCommand))
+}

@@ -1,0 +1,211 @@
+/**
+ * Claude Code (`claude`, npm `@anthropic-ai/claude-code`) as an svc harness: an interactive
+ * session in tmux, its first run answered in its config (claude-config.ts), its activity reported
+ * by its own hooks (`svc hook claude <event>`), its usage read from its session transcript.
+ */
+import {createReadStream, readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {createInterface} from 'node:readline'
+import {CLAUDE_CREDENTIALS_FILE, prepareClaudeHome} from './claude-config.js'
+import {clipLine, firstString, toolDetail as detailOf} from './tool-detail.js'
+import type {HarnessModule, HookReport, LaunchContext, SessionUsage} from './types.js'
+
+
+/** The part of a tool call worth showing: the command, the file, the pattern, the URL... */
+function toolSummary(name: string, input: any): string {
+  if (!input || typeof input !== 'object') return ''
+  const pick = (...keys: string[]) => {
+    for (const k of keys) if (typeof input[k] === 'string' && input[k]) return input[k] as string
+    return ''
+  }
+  switch (name) {
+    case 'Bash':
+      return pick('command', 'description')
+    case 'Read':
+    case 'Write':
+    case 'Edit':
+    case 'MultiEdit':
+    case 'NotebookEdit':
+      return pick('file_path', 'notebook_path')
+    case 'Grep':
+    case 'Glob':
+      return [pick('pattern'), pick('path')].filter(Boolean).join(' in ')
+    case 'WebFetch':
+      return pick('url')
+    case 'WebSearch':
+      return pick('query')
+    case 'Task':
+    case 'Agent':
+      return pick('description', 'subagent_type')
+    default:
+      return firstString(input)
+  }
+}
+
+/** `Bash: npm test`: the tool's name, then a one-line summary, at most ~200 characters. */
+export function toolDetail(name: unknown, input: unknown): string {
+  return detailOf(name, toolSummary(typeof name === 'string' ? name : '', input))
+}
+
+/** Tools that ask the user something: the model waits for an answer, not for a tool. */
+const QUESTION_TOOLS = new Set(['AskUserQuestion', 'ExitPlanMode'])
+
+/** Notification types that mean "the user must answer" (the others: idle reminders, auth). */
+const WAITING_NOTIFICATIONS = new Set(['permission_prompt', 'elicitation_dialog'])
+
+export function claudeOnHook(event: string, payload: unknown): HookReport | null {
+  const p = (payload && typeof payload === 'object' ? payload : {}) as Record<string, any>
+  switch (event) {
+    case 'UserPromptSubmit':
+    case 'PostToolUse':
+    case 'PostToolUseFailure':
+      // A prompt went in, or a tool's result goes back: the model works. The empty detail clears
+      // the last tool's (the Hub keeps a detail that a report leaves out).
+      return {activity: 'thinking', detail: ''}
+    case 'PreToolUse':
+      if (QUESTION_TOOLS.has(p.tool_name)) return {activity: 'waiting_for_input', detail: toolDetail(p.tool_name, p.tool_input)}
+      return {activity: 'executing', detail: toolDetail(p.tool_name, p.tool_input)}
+    case 'PermissionRequest':
+      return {activity: 'waiting_for_input', detail: clipLine(`Permission: ${toolDetail(p.tool_name, p.tool_input)}`)}
+    case 'Notification': {
+      const type = typeof p.notification_type === 'string' ? p.notification_type : ''
+      // Older payloads carry only the message ("Claude needs your permission to use Bash").
+      const waiting = WAITING_NOTIFICATIONS.has(type) || (!type && /permission|needs your/i.test(String(p.message ?? '')))
+      return waiting ? {activity: 'waiting_for_input', detail: clipLine((String(p.message ?? 'Claude Code is waiting for input')))} : null
+    }
+    case 'Stop':
+      return {activity: 'idle', detail: '', turnEnded: true}
+    case 'StopFailure':
+      // The turn ended on an API error (rate limit, auth...): it waits for the user again.
+      return {activity: 'idle', turnEnded: true, detail: clipLine((String(p.error ?? p.error_details ?? 'the model request failed')))}
+    default:
+      // SessionStart and anything else: nothing to report (the broker knows the session started).
+      return null
+  }
+}
+
+/**
+ * The cumulative usage of one Claude Code session, from its transcript (the JSONL file a hook
+ * payload names in `transcript_path`): the assistant entries' `message.usage` summed. Claude Code
+ * writes one entry per content block of a streamed message, each with that message's usage, so
+ * a message is counted once (by `message.id`). Resolves undefined when the file cannot be read.
+ */
+export async function claudeSessionUsage(transcriptPath: string, sessionId?: string): Promise<SessionUsage | undefined> {
+  const seen = new Set<string>()
+  const total: SessionUsage = {sessionId: sessionId ?? '', inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, modelCalls: 0}
+  try {
+    const lines = createInterface({input: createReadStream(transcriptPath, {encoding: 'utf8'}), crlfDelay: Infinity})
+    for await (const line of lines) {
+      if (!line.includes('"usage"')) continue
+      let entry: any
+      try {
+        entry = JSON.parse(line)
+      } catch {
+        continue // a line being written right now
+      }
+      const m = entry?.message
+      if (entry?.type !== 'assistant' || !m?.usage || entry.isApiErrorMessage) continue
+      const key = m.id ?? entry.requestId ?? entry.uuid
+      if (key && seen.has(key)) continue
+      if (key) seen.add(key)
+      total.inputTokens += Number(m.usage.input_tokens) || 0
+      total.outputTokens += Number(m.usage.output_tokens) || 0
+      total.cacheReadTokens! += Number(m.usage.cache_read_input_tokens) || 0
+      total.cacheWriteTokens! += Number(m.usage.cache_creation_input_tokens) || 0
+      total.modelCalls++
+      if (typeof m.model === 'string' && m.model !== '<synthetic>') total.model = m.model
+      if (!total.sessionId && typeof entry.sessionId === 'string') total.sessionId = entry.sessionId
+    }
+  } catch {
+    return undefined
+  }
+  return total.sessionId ? total : undefined
+}
+
+/**
+ * The usage to send with a hook's report (the module's `usageOf`): at the end of a turn (`Stop`,
+ * `StopFailure`), the session's totals from the transcript the payload names; otherwise none.
+ * The hook entry awaits it after `onHook`.
+ */
+export async function claudeHookUsage(event: string, payload: unknown): Promise<SessionUsage | undefined> {
+  const p = (payload && typeof payload === 'object' ? payload : {}) as Record<string, any>
+  if (event !== 'Stop' && event !== 'StopFailure') return undefined
+  if (typeof p.transcript_path !== 'string' || !p.transcript_path) return undefined
+  return claudeSessionUsage(p.transcript_path, typeof p.session_id === 'string' ? p.session_id : undefined)
+}
+
+/**
+ * `default_thinking_level` as Claude Code understands it: `off` turns extended thinking off
+ * (MAX_THINKING_TOKENS=0); `low`, `medium`, `high` set its effort level.
+ */
+export function claudeThinkingEnv(level: string | undefined): Record<string, string> {
+  switch (level) {
+    case 'off':
+      return {MAX_THINKING_TOKENS: '0'}
+    case 'low':
+    case 'medium':
+    case 'high':
+      return {CLAUDE_CODE_EFFORT_LEVEL: level}
+    default:
+      return {}
+  }
+}
+
+/**
+ * Whether Claude Code saved a conversation for this working directory in this HOME (what
+ * `--continue` resumes). It keeps them in `~/.claude/projects/<cwd, each non-alphanumeric
+ * character a dash>/<session>.jsonl`; a long name is cut and suffixed, hence the prefix match.
+ */
+export function hasClaudeSession(home: string, workdir: string): boolean {
+  const name = workdir.replace(/[^a-zA-Z0-9]/g, '-')
+  const prefix = name.slice(0, 200)
+  try {
+    const root = join(home, '.claude', 'projects')
+    return readdirSync(root).some((d) => (d === name || (name.length > 200 && d.startsWith(prefix))) && readdirSync(join(root, d)).some((f) => f.endsWith('.jsonl')))
+  } catch {
+    return false
+  }
+}
+
+export const claude: HarnessModule = {
+  type: 'claude',
+  displayName: 'Claude Code',
+  executable: 'claude',
+  install: 'npm install -g @anthropic-ai/claude-code',
+  auth: {
+    default: 'api-key',
+    types: {
+      'api-key': {secrets: ['ANTHROPIC_API_KEY'], description: 'an Anthropic API key (ANTHROPIC_API_KEY)'},
+      'oauth-token': {secrets: ['CLAUDE_CODE_OAUTH_TOKEN'], description: 'a Claude subscription token from `claude setup-token` (CLAUDE_CODE_OAUTH_TOKEN)'},
+      'credentials-file': {secrets: [], credentialsFile: CLAUDE_CREDENTIALS_FILE, description: "the broker user's own Claude Code login (~/.claude/.credentials.json)"},
+    },
+  },
+  args(ctx: LaunchContext) {
+    const args: string[] = []
+    if (ctx.model) args.push('--model', ctx.model)
+    // `claude --continue` with no saved conversation exits at once: then it starts afresh (and
+    // gets the task, if any, as on a first run).
+    if (ctx.resume && hasClaudeSession(ctx.home, ctx.workdir)) args.push('--continue')
+    // The prompt is a positional argument, with no `--` before it (options after it must still
+    // parse); a task starting with `-` gets a leading space so it is not taken for an option.
+    else if (ctx.task) args.push(ctx.task.startsWith('-') ? ` ${ctx.task}` : ctx.task)
+    return args
+  },
+  taskInArgs: true,
+  env: (ctx: LaunchContext) => ({
+    // No update checks, telemetry, error reports or other traffic besides the model's.
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    // No clone of the official plugin marketplace at first start (network, and seconds of it).
+    CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
+    // No IDE extension install prompt, and no terminal-title escape sequences in the pane.
+    CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL: '1',
+    CLAUDE_CODE_DISABLE_TERMINAL_TITLE: '1',
+    ...claudeThinkingEnv(ctx.thinkingLevel),
+  }),
+  prepare: prepareClaudeHome,
+  onHook: claudeOnHook,
+  usageOf: claudeHookUsage,
+}

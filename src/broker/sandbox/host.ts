@@ -1,0 +1,111 @@
+/**
+ * Host facts the sandbox policy needs: which system paths exist (and which are merged-/usr
+ * symlinks), the git paths a worktree commits into, whether bwrap runs, and the `svc` command
+ * an agent finds on its PATH.
+ */
+import {accessSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync} from 'node:fs'
+import {delimiter, dirname, isAbsolute, join, resolve} from 'node:path'
+import {selfCommand} from '../self-command.js'
+import {runCommand} from '../runtimes/run-command.js'
+import {MASKED_FILES, SYSTEM_PATHS, type SystemPath} from './policy.js'
+
+export function hostSystemPaths(root = '/'): {system: SystemPath[]; masked: string[]} {
+  const system: SystemPath[] = []
+  for (const p of SYSTEM_PATHS) {
+    try {
+      const st = lstatSync(join(root, p))
+      if (st.isSymbolicLink()) system.push({path: p, symlinkTo: readlinkSync(join(root, p))})
+      else if (st.isDirectory()) system.push({path: p})
+    } catch {
+      // Absent on this host (lib32 and friends): nothing to bind.
+    }
+  }
+  return {system, masked: MASKED_FILES.filter((f) => existsSync(join(root, f)))}
+}
+
+/**
+ * A linked worktree's `.git` is a file naming its git dir inside the checkout's `.git`; a
+ * commit writes objects, refs and logs there and the worktree's own index and HEAD. Those are
+ * writable; the rest of the checkout's `.git` (config, hooks, packed-refs) is only readable, so
+ * an agent cannot plant a hook the user's next git command would run. A workdir whose `.git`
+ * is a directory (a clone) needs nothing more. `logs` is created when missing: git would create
+ * it on the first commit, and a read-only parent would make that commit fail.
+ */
+export function worktreeGitPaths(workdir: string): {readable: string[]; writable: string[]} {
+  let text: string
+  try {
+    text = readFileSync(join(workdir, '.git'), 'utf8')
+  } catch {
+    return {readable: [], writable: []}
+  }
+  const m = /^gitdir:\s*(.+)\s*$/m.exec(text)
+  if (!m) return {readable: [], writable: []}
+  const gitDir = isAbsolute(m[1]) ? m[1] : resolve(workdir, m[1])
+  let common = gitDir
+  try {
+    common = resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())
+  } catch {
+    // No commondir: not a linked worktree's git dir; only that dir is needed.
+  }
+  if (common === gitDir) return {readable: [], writable: [gitDir]}
+  mkdirSync(join(common, 'logs'), {recursive: true})
+  return {readable: [common], writable: [join(common, 'objects'), join(common, 'refs'), join(common, 'logs'), gitDir]}
+}
+
+/** An executable on PATH, as an absolute path (so the sandbox's own PATH does not decide). */
+export function findExecutable(name: string, path: string | undefined): string | undefined {
+  if (name.includes('/')) return name
+  for (const dir of (path || '/usr/bin:/bin').split(delimiter)) {
+    const candidate = join(dir, name)
+    try {
+      accessSync(candidate, constants.X_OK)
+      return candidate
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined
+}
+
+/** Why bwrap cannot run here (missing, or refused by the kernel or a policy), or null when it can. */
+export async function bwrapProblem(bwrap: string): Promise<string | null> {
+  try {
+    const r = await runCommand(bwrap, ['--ro-bind', '/', '/', '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {timeoutMs: 10_000})
+    return r.code === 0 ? null : r.stderr || `bwrap exited with code ${r.code}`
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
+/**
+ * `<binDir>/svc`: runs this same svc program (the single executable, or Node with the
+ * checkout's bin/run.js) so hooks and `svc status` work inside. Returns the paths the agent
+ * must read for it to run.
+ */
+export function writeSvcShim(binDir: string): {readable: string[]} {
+  const cmd = selfCommand()
+  mkdirSync(binDir, {recursive: true, mode: 0o755})
+  const quoted = cmd.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+  writeFileSync(join(binDir, 'svc'), `#!/bin/sh\nexec ${quoted} "$@"\n`, {mode: 0o755})
+  // A checkout's bin/run.js needs the whole checkout (dist/, node_modules/, package.json).
+  const readable = cmd.length > 1 ? [cmd[0], dirname(dirname(cmd[1]))] : [cmd[0]]
+  return {readable: [binDir, ...readable]}
+}
+
+/**
+ * What the harness executable needs to be read inside: the file itself and, through its real
+ * path, the `node_modules` tree it lives in (an npm-installed CLI loads sibling packages, such
+ * as Claude Code's platform binary), else the directory holding it. System directories are
+ * already there; a relative name adds nothing.
+ */
+export function executableReadable(executable: string): string[] {
+  if (!executable.startsWith('/')) return []
+  let real: string
+  try {
+    real = realpathSync(executable)
+  } catch {
+    return []
+  }
+  const i = real.lastIndexOf('/node_modules/')
+  return [executable, i >= 0 ? real.slice(0, i + '/node_modules'.length) : dirname(real)]
+}

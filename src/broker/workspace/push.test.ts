@@ -1,0 +1,39 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {makeRepos, sh, write, type TestRepos} from '../../../test/helpers/git-repos.js'
+import {branchWebUrl, pushWorkspace} from './push.js'
+
+const who = {agent: {id: 'agent-1', name: 'alice'}, author: {name: 'alice', email: 'agent-1@svc'}, committer: {name: 'Dana Dev', email: 'dana@example.com'}}
+
+describe('pushWorkspace: the agent branch to the project remote', () => {
+  let repos: TestRepos
+  beforeEach(() => (repos = makeRepos()))
+  afterEach(() => repos.dispose())
+
+  it('pushes the branch (uncommitted work committed first) to the remote main tracks, answering its URL', async () => {
+    const ws = repos.addWorktree('pusher')
+    write(ws.path, 'src/new.ts', 'new\n')
+    const res = await pushWorkspace({workspace: ws, checkout: repos.checkout, ...who})
+    expect(res).toEqual({pushed: true, remote: 'origin', remoteUrl: repos.remote, branch: 'svc/pusher', commit: sh(ws.path, 'rev-parse', 'HEAD'), url: repos.remote})
+    expect(sh(repos.remote, 'rev-parse', 'refs/heads/svc/pusher')).toBe(res.commit)
+    expect(sh(repos.remote, 'show', `${res.commit}:src/new.ts`)).toBe('new')
+    expect(sh(repos.remote, 'log', '-1', '--format=%an|%cn', res.commit)).toBe('alice|Dana Dev')
+  })
+
+  it('a rejected push (the remote branch has other history) is push_rejected; no remote is no_remote', async () => {
+    const ws = repos.addWorktree('rejected')
+    write(ws.path, 'a.txt', 'a\n')
+    sh(repos.checkout, 'push', '-q', 'origin', 'main:refs/heads/svc/rejected')
+    sh(repos.checkout, 'commit', '-q', '--allow-empty', '-m', 'diverge')
+    sh(repos.checkout, 'push', '-q', '-f', 'origin', 'main:refs/heads/svc/rejected')
+    await expect(pushWorkspace({workspace: ws, checkout: repos.checkout, ...who})).rejects.toMatchObject({code: 'push_rejected', details: {remote: 'origin'}})
+    sh(repos.checkout, 'remote', 'remove', 'origin')
+    await expect(pushWorkspace({workspace: ws, checkout: repos.checkout, ...who})).rejects.toMatchObject({code: 'no_remote'})
+  })
+
+  it('web URLs of branches on known hosts', () => {
+    expect(branchWebUrl('git@github.com:acme/app.git', 'svc/x')).toBe('https://github.com/acme/app/tree/svc/x')
+    expect(branchWebUrl('https://github.com/acme/app', 'svc/x')).toBe('https://github.com/acme/app/tree/svc/x')
+    expect(branchWebUrl('https://gitlab.com/g/sub/app.git', 'svc/x')).toBe('https://gitlab.com/g/sub/app/-/tree/svc/x')
+    expect(branchWebUrl('/srv/git/app.git', 'svc/x')).toBeNull()
+  })
+})

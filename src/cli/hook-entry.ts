@@ -1,0 +1,87 @@
+/**
+ * `svc hook <harness> <event> [payload]`: what a harness's hooks run. It is on the hot path of
+ * every tool call (Claude Code waits for a PreToolUse hook before the tool runs), so it loads no
+ * CLI framework: read the payload, map it with the harness module, POST one status report over
+ * node:http, exit. It never fails the harness: every error is swallowed after a line on stderr,
+ * and the exit code is always 0 (a non-zero hook exit can block a tool in some harnesses).
+ */
+import {request} from 'node:http'
+import {request as httpsRequest} from 'node:https'
+import {harnessModule} from '../broker/harnesses/registry.js'
+import type {HookReport} from '../broker/harnesses/types.js'
+import {agentToken} from './credentials.js'
+
+/** A hook's payload is small; refuse to buffer a runaway stdin. */
+const MAX_PAYLOAD = 4 * 1024 * 1024
+const POST_TIMEOUT_MS = 3000
+
+function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return Promise.resolve('')
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    process.stdin.on('data', (c: Buffer) => {
+      size += c.length
+      if (size <= MAX_PAYLOAD) chunks.push(c)
+    })
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    process.stdin.on('error', () => resolve(''))
+  })
+}
+
+function parse(text: string): unknown {
+  if (!text.trim()) return null
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
+}
+
+/** POSTs one report; resolves when answered, on error, or after the timeout. */
+export function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<number | null> {
+  const endpoint = env.SVC_HUB_ENDPOINT
+  const agentId = env.SVC_AGENT_ID
+  const token = agentToken(env)
+  if (!endpoint || !agentId || !token) return Promise.resolve(null)
+  const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/status`, endpoint)
+  const body = JSON.stringify({...report, heartbeat: true})
+  return new Promise((resolve) => {
+    const send = url.protocol === 'https:' ? httpsRequest : request
+    const req = send(url, {method: 'POST', headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}`}, timeout: POST_TIMEOUT_MS}, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? null))
+    })
+    req.on('timeout', () => req.destroy(new Error('timed out')))
+    req.on('error', (err) => {
+      process.stderr.write(`svc hook: status report failed: ${err.message}\n`)
+      resolve(null)
+    })
+    req.end(body)
+  })
+}
+
+export async function runHook(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const [type = '', event = '', inline] = argv
+  try {
+    const mod = harnessModule(type)
+    if (!mod) {
+      process.stderr.write(`svc hook: unknown harness ${JSON.stringify(type)}\n`)
+      return
+    }
+    // Codex's notify passes its JSON as the last argument; the others write it on stdin.
+    const payload = parse(inline !== undefined ? inline : await readStdin())
+    const out = mod.hookOutput?.(event, payload)
+    if (out) process.stdout.write(out)
+    let report = mod.onHook(event, payload)
+    if (report && mod.usageOf) report = {...report, usage: (await mod.usageOf(event, payload).catch(() => undefined)) ?? report.usage}
+    if (report) {
+      const status = await postReport(env, report)
+      if (status !== null && status >= 400) process.stderr.write(`svc hook: the Hub answered ${status} to a status report\n`)
+    }
+  } catch (err) {
+    process.stderr.write(`svc hook: ${(err as Error).message}\n`)
+  } finally {
+    process.exitCode = 0
+  }
+}

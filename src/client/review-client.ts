@@ -1,0 +1,52 @@
+import type {HubClient} from './hub-client.js'
+import {agentRoute} from './agents-client.js'
+
+export interface DiffFile {
+  path: string
+  status: string
+  additions: number
+  deletions: number
+  oldPath?: string
+  binary?: boolean
+}
+
+export interface AgentDiff {
+  base: {ref: string; commit: string}
+  head: {branch: string; commit: string}
+  files: DiffFile[]
+  patch: string
+  truncated: boolean
+}
+
+export interface MergeResult {
+  merged: true
+  commit: string
+  strategy: 'merge' | 'squash'
+  baseRef: string
+  branch: string
+  files: string[]
+}
+
+export interface PushResult {
+  pushed: true
+  remote: string
+  remoteUrl: string
+  branch: string
+  commit: string
+  url: string
+}
+
+/** An agent ID uses the top-level route whatever the current project; a name is looked up in the project. */
+const pathOf = (projectId: string, agent: string) => agentRoute(agent, projectId)
+
+/** Reviewing and landing an agent's work (diff, merge, push). */
+export const reviewApi = (c: HubClient) => ({
+  diff: (projectId: string, agent: string, q: {stat?: boolean; maxBytes?: number} = {}, timeoutMs?: number) => {
+    const qs = new URLSearchParams()
+    if (q.stat) qs.set('stat', 'true')
+    if (q.maxBytes) qs.set('maxBytes', String(q.maxBytes))
+    return c.call<AgentDiff>('GET', `${pathOf(projectId, agent)}/diff${qs.size ? `?${qs}` : ''}`, undefined, timeoutMs ? {timeoutMs} : {})
+  },
+  merge: (projectId: string, agent: string, body: {strategy?: 'merge' | 'squash'; message?: string}) => c.call<MergeResult>('POST', `${pathOf(projectId, agent)}/merge`, body, {timeoutMs: 240_000}),
+  push: (projectId: string, agent: string) => c.call<PushResult>('POST', `${pathOf(projectId, agent)}/push`, {}, {timeoutMs: 300_000}),
+})

@@ -1,0 +1,175 @@
+/**
+ * Sending an agent to its broker and taking it back: the `agent.start` request (harness, task,
+ * workspace, model, limits, agent environment and delivered secrets) and `agent.stop`. Split out
+ * of agents-service.ts so that file keeps the lifecycle and this one the broker's side of it.
+ */
+import {AppError} from '../../api/app-error.js'
+import type {AgentRecord} from '../../store/repositories/agents.js'
+import {parseDuration, iso} from '../shared/clock.js'
+import type {Deps} from '../deps.js'
+import {BUILTIN_HARNESS_CONFIGS, type HarnessConfigSetting} from './agent-settings.js'
+import type {AgentServiceDeps} from './agents-service.js'
+import {missingNeeds, secretNeeds, type SecretNeed} from './harness-needs.js'
+
+// Keep at most this much of an agent's output when it ends.
+const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
+
+/** Broker refusals that mean nothing was made: passed on with their own code, not as broker_error. */
+const LAUNCH_REFUSALS = new Set(['harness_not_installed', 'checkout_invalid', 'checkout_detached', 'checkout_dirty', 'branch_exists', 'clone_failed', 'workspace_failed'])
+
+/** The broker's refusal as the AppError it stands for, or null for any other failure. */
+export function launchRefusal(err: unknown): AppError | null {
+  if (!(err instanceof AppError) || err.code !== 'broker_error') return null
+  const {brokerCode, ...details} = (err.details ?? {}) as Record<string, unknown>
+  if (typeof brokerCode !== 'string' || !LAUNCH_REFUSALS.has(brokerCode)) return null
+  return new AppError(brokerCode as never, err.message.replace(/^broker: /, ''), Object.keys(details).length ? details : undefined)
+}
+
+/** A value of the agent's applied settings (`config.applied[field].value`). */
+function applied(agent: AgentRecord, field: string): unknown {
+  return (agent.config.applied as Record<string, {value: unknown}> | undefined)?.[field]?.value
+}
+
+/** The user an agent's user-scope secrets belong to: its creator, or its creating agent's user. */
+async function ownerOf(deps: Deps, agent: AgentRecord): Promise<string | null> {
+  let by = agent.createdBy
+  for (let hops = 0; by.kind === 'agent' && hops < 32; hops++) {
+    const parent = await deps.store.agents.get(by.id)
+    if (!parent) return null
+    by = parent.createdBy
+  }
+  return by.kind === 'user' ? by.id : null
+}
+
+export type SecretValues = (projectId: string, userId: string | null, keys: string[]) => Promise<Record<string, string>>
+
+export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: () => SecretValues) {
+  const {store, clock} = deps
+  const now = () => iso(clock.now())
+
+  /** The current version's files of a template (base64), for the broker to lay out. */
+  async function templateFilesOf(templateId: string): Promise<Array<{path: string; content: string}> | undefined> {
+    const t = await store.templates.get(templateId)
+    if (!t) return undefined
+    const versions = await store.templates.versions(templateId)
+    const current = versions.find((v) => v.seq === t.currentVersion)
+    if (!current) return undefined
+    const out: Array<{path: string; content: string}> = []
+    for (const m of current.manifest) out.push({path: m.path, content: (await store.templates.file(templateId, current.seq, m.path)) ?? ''})
+    return out
+  }
+
+  function archive(agentId: string, base64: string | undefined) {
+    if (!base64) return Promise.resolve()
+    let text = Buffer.from(base64, 'base64').toString('utf8')
+    if (text.length > MAX_ARCHIVE_BYTES) text = text.slice(-MAX_ARCHIVE_BYTES)
+    return store.agents.putLogArchive(agentId, text, now())
+  }
+
+  /**
+   * The secrets the agent's harness config needs and their values. Throws `missing_secrets`
+   * (422, `details.missing`) naming every need nothing provides.
+   */
+  async function gatherSecrets(agent: Pick<AgentRecord, 'projectId' | 'createdBy' | 'id'>, configName: string, cfg: HarnessConfigSetting): Promise<{needs: SecretNeed[]; values: Record<string, string>}> {
+    const needs = secretNeeds(configName, cfg)
+    if (needs.length === 0) return {needs, values: {}}
+    const owner = await ownerOf(deps, agent as AgentRecord)
+    const values = await secretValues()(agent.projectId, owner, needs.map((n) => n.key))
+    const missing = missingNeeds(needs, cfg, new Set(Object.keys(values)))
+    if (missing.length) {
+      throw new AppError('missing_secrets', `harness config ${configName} needs ${missing.map((m) => m.key).join(', ')}: set ${missing.length === 1 ? 'it' : 'them'} as project or user secrets (svc agent create asks for them on a terminal)`, {
+        missing: missing.map((m) => ({key: m.key, description: m.description})),
+      })
+    }
+    return {needs, values}
+  }
+
+  /** Where the broker gets the workspace: the checkout (on the co-located broker's machine) or the remote. */
+  async function workspaceRequest(agent: AgentRecord) {
+    const project = await store.projects.get(agent.projectId)
+    const branch = `svc/${agent.name}`
+    const checkout = project?.localPath && agent.brokerId === a.colocatedBrokerId() ? project.localPath : null
+    if (!checkout && !project?.gitRemote) return null
+    return {checkout, gitRemote: project?.gitRemote ?? null, branch}
+  }
+
+  /**
+   * Sends the start command; the agent is running when the broker answers. A refusal that made
+   * nothing (launchRefusal) is thrown; any other failure leaves the agent in phase `error`.
+   */
+  async function dispatch(agent: AgentRecord): Promise<AgentRecord> {
+    const settings = await a.settings()
+    const configured = settings.harnessConfigs[agent.harnessConfig]
+    const {needs, values} = configured ? await gatherSecrets(agent, agent.harnessConfig, configured) : {needs: [], values: {}}
+    const {token} = await a.tokens.mint(agent)
+    // The built-in `shell` is the broker's own (with its prompt); every other config is sent as
+    // the Hub has it, so a broker that does not know a built-in name still runs it.
+    const harness = BUILTIN_HARNESS_CONFIGS[agent.harnessConfig] === configured && configured?.harness === 'shell' ? undefined : configured
+    const templateFiles = agent.template ? await templateFilesOf(agent.template) : undefined
+    const env: Record<string, string> = {}
+    const secretFiles: Array<{target: string; value: string}> = []
+    for (const n of needs) {
+      if (values[n.key] === undefined) continue
+      if (n.type === 'file') secretFiles.push({target: n.target!, value: values[n.key]})
+      else env[n.key] = values[n.key]
+    }
+    const tz = applied(agent, 'defaultTimezone')
+    const maxDuration = applied(agent, 'defaultMaxDuration')
+    try {
+      const res = await a.gateway.request<{runtime: string; ref: string; workspace?: AgentRecord['workspace']; image?: string | null; sandbox?: string | null}>(
+        agent.brokerId!,
+        'agent.start',
+        {
+          agentId: agent.id,
+          name: agent.name,
+          projectId: agent.projectId,
+          harnessConfig: agent.harnessConfig,
+          harness,
+          templateFiles,
+          task: agent.task,
+          // An agent keeps the runtime and image of its first dispatch (a restart never moves it).
+          ...(agent.runtime && {runtime: agent.runtime}),
+          ...(agent.image && {image: agent.image}),
+          workspace: await workspaceRequest(agent),
+          existingWorkspace: agent.workspace,
+          model: (applied(agent, 'defaultModel') as string | null | undefined) ?? null,
+          thinkingLevel: (applied(agent, 'defaultThinkingLevel') as string | null | undefined) ?? null,
+          maxDurationMs: typeof maxDuration === 'string' ? parseDuration(maxDuration) : null,
+          secretFiles,
+          env: {
+            ...env,
+            SVC_AUTH_TOKEN: token,
+            SVC_AGENT_ID: agent.id,
+            SVC_AGENT_NAME: agent.name,
+            SVC_PROJECT_ID: agent.projectId,
+            ...(typeof tz === 'string' && tz ? {TZ: tz} : {}),
+          },
+        },
+        // A clone of a large remote takes a while; a worktree or a plain start is quick.
+        10 * 60_000,
+      )
+      a.status.forget(agent.id)
+      return (await store.agents.update(agent.id, {phase: 'running', activity: null, runtime: res.runtime, runtimeRef: res.ref, image: res.image ?? null, sandbox: res.sandbox ?? null, error: null, lastHeartbeatAt: now(), ...(res.workspace !== undefined && {workspace: res.workspace})}, now()))!
+    } catch (err) {
+      await a.tokens.revokeAll(agent.id)
+      const refusal = launchRefusal(err)
+      const message = refusal?.message ?? (err instanceof Error ? err.message : String(err))
+      deps.logger.warn({agentId: agent.id, err: message}, 'dispatch failed')
+      const failed = (await store.agents.update(agent.id, {phase: 'error', error: `dispatch failed: ${message}`}, now()))!
+      if (refusal) throw refusal
+      return failed
+    }
+  }
+
+  /** Stops the agent's session on its broker (when reachable) and keeps its output; with `removeWorkspace`, its worktree goes too. */
+  async function halt(agent: AgentRecord, opts: {removeWorkspace?: boolean} = {}): Promise<void> {
+    a.status.forget(agent.id)
+    await a.tokens.revokeAll(agent.id)
+    if (!agent.brokerId || !a.gateway.isConnected(agent.brokerId)) return
+    if (!agent.runtimeRef && !(opts.removeWorkspace && agent.workspace)) return
+    const res = await a.gateway.request<{log?: string}>(agent.brokerId, 'agent.stop', {agentId: agent.id, ...(opts.removeWorkspace && agent.workspace && {removeWorkspace: agent.workspace})}, 120_000)
+    await archive(agent.id, res?.log)
+  }
+
+  return {templateFilesOf, archive, dispatch, halt, gatherSecrets}
+}

@@ -1,0 +1,142 @@
+import {AppError, notFound} from '../../api/app-error.js'
+import type {AgentWorkspace} from '../../api/dto.js'
+import {ERROR_CODES, type ErrorCode} from '../../api/error-codes.js'
+import type {AgentRecord} from '../../store/repositories/agents.js'
+import type {CallContext} from '../authz/context.js'
+import type {BrokerGateway} from '../brokers/gateway.js'
+import {iso} from '../shared/clock.js'
+import {newId} from '../shared/secrets.js'
+import type {Deps} from '../deps.js'
+import {ownsAgent, type AgentAccess} from './access.js'
+
+/** `GET .../diff` (src/broker/workspace/diff.ts builds it on the agent's broker). */
+export interface AgentDiff {
+  base: {ref: string; commit: string}
+  head: {branch: string; commit: string}
+  files: Array<{path: string; status: string; additions: number; deletions: number; oldPath?: string; binary?: boolean}>
+  patch: string
+  truncated: boolean
+}
+
+export interface MergeResultDto {
+  merged: true
+  commit: string
+  strategy: 'merge' | 'squash'
+  baseRef: string
+  branch: string
+  files: string[]
+}
+
+export interface PushResultDto {
+  pushed: true
+  remote: string
+  remoteUrl: string
+  branch: string
+  commit: string
+  url: string
+}
+
+/** Default and largest patch a diff answers (the tunnel carries it as one JSON frame). */
+export const DIFF_DEFAULT_BYTES = 1024 * 1024
+export const DIFF_MAX_BYTES = 8 * 1024 * 1024
+
+/**
+ * Reviewing and landing an agent's work: its diff, merging its branch into the checkout, pushing
+ * it. The git work runs on the agent's broker (where its worktree is), through the tunnel; this
+ * service decides who may, finds the broker, turns the broker's refusals into catalogue errors,
+ * and audits every merge and push.
+ */
+export function createReviewService(deps: Deps, r: {access: AgentAccess; gateway: BrokerGateway}) {
+  const {store, clock} = deps
+
+  async function load(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentRecord> {
+    let projectId: string | undefined
+    if (projectRef) {
+      const p = (await store.projects.get(projectRef)) ?? (await store.projects.getBySlug(projectRef))
+      if (!p) throw notFound('project')
+      projectId = p.id
+    }
+    const agent = await r.access.resolve(ref, projectId)
+    if (!agent) throw notFound('agent')
+    // Reading the agent is enough to see its diff; anyone who cannot read it sees a 404.
+    await r.access.checkAgent(ctx, agent, 'agent.read')
+    return agent
+  }
+
+  /**
+   * Landing work is a person's decision: agents never merge or push (their own work or another's);
+   * a user who owns the agent may, and so may a user holding `agent.lifecycle` in its project.
+   */
+  async function mayLand(ctx: CallContext, agent: AgentRecord): Promise<void> {
+    if (ctx.principal.kind !== 'user') throw new AppError('forbidden', 'only a person can merge or push an agent\'s work; agents never land work')
+    if (ownsAgent(ctx, agent)) return
+    await r.access.checkAgent(ctx, agent, 'agent.lifecycle')
+  }
+
+  function workspaceOf(agent: AgentRecord): AgentWorkspace {
+    if (!agent.workspace) throw new AppError('no_workspace', `agent ${agent.name} has no git workspace (its project has no checkout or repository)`)
+    return agent.workspace
+  }
+
+  async function callBroker<T>(agent: AgentRecord, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<T> {
+    if (!agent.brokerId || !r.gateway.isConnected(agent.brokerId)) throw new AppError('broker_unavailable', `the broker holding agent ${agent.name}'s workspace is not connected`)
+    const project = await store.projects.get(agent.projectId)
+    const res = await r.gateway.request<T | {refused: {code: string; message: string; details?: Record<string, unknown>}}>(
+      agent.brokerId,
+      method,
+      {agentId: agent.id, workspace: workspaceOf(agent), checkout: project?.localPath ?? null, ...params},
+      timeoutMs,
+    )
+    const refused = (res as {refused?: {code: string; message: string; details?: Record<string, unknown>}}).refused
+    if (refused) {
+      // A code this Hub does not know (a newer broker) is still reported, as the broker's error.
+      if (refused.code in ERROR_CODES) throw new AppError(refused.code as ErrorCode, refused.message, refused.details)
+      throw new AppError('broker_error', `broker: ${refused.message}`, {brokerCode: refused.code, ...refused.details})
+    }
+    return res as T
+  }
+
+  function identities(ctx: CallContext, agent: AgentRecord) {
+    const p = ctx.principal as Extract<CallContext['principal'], {kind: 'user'}>
+    return {
+      agent: {id: agent.id, name: agent.name},
+      author: {name: agent.name, email: `${agent.id}@svc`},
+      committer: {name: p.displayName || p.id, email: p.email || `${p.id}@svc`},
+    }
+  }
+
+  async function audit(ctx: CallContext, agent: AgentRecord, kind: string, details: Record<string, unknown>) {
+    await store.audit.insert({id: newId(), kind, actor: {kind: ctx.principal.kind, id: ctx.principal.id}, projectId: agent.projectId, target: agent.id, details: {...details, credentialKind: ctx.credentialKind}, at: iso(clock.now())})
+  }
+
+  return {
+    async diff(ctx: CallContext, ref: string, opts: {maxBytes?: number; stat?: boolean}, projectRef?: string): Promise<AgentDiff> {
+      const agent = await load(ctx, ref, projectRef)
+      workspaceOf(agent)
+      const maxBytes = Math.min(opts.maxBytes ?? DIFF_DEFAULT_BYTES, DIFF_MAX_BYTES)
+      return callBroker<AgentDiff>(agent, 'agent.diff', {maxBytes, stat: opts.stat === true}, 120_000)
+    },
+
+    async merge(ctx: CallContext, ref: string, input: {strategy?: 'merge' | 'squash'; message?: string}, projectRef?: string): Promise<MergeResultDto> {
+      const agent = await load(ctx, ref, projectRef)
+      await mayLand(ctx, agent)
+      workspaceOf(agent)
+      const strategy = input.strategy ?? 'merge'
+      const res = await callBroker<MergeResultDto>(agent, 'agent.merge', {strategy, message: input.message, ...identities(ctx, agent)}, 180_000)
+      await audit(ctx, agent, 'agent_merge', {strategy, commit: res.commit, baseRef: res.baseRef, branch: res.branch, files: res.files.length})
+      deps.logger.info({agentId: agent.id, by: ctx.principal.id, strategy, commit: res.commit}, 'agent work merged')
+      return res
+    },
+
+    async push(ctx: CallContext, ref: string, projectRef?: string): Promise<PushResultDto> {
+      const agent = await load(ctx, ref, projectRef)
+      await mayLand(ctx, agent)
+      workspaceOf(agent)
+      const res = await callBroker<PushResultDto>(agent, 'agent.push', identities(ctx, agent), 240_000)
+      await audit(ctx, agent, 'agent_push', {remote: res.remote, branch: res.branch, commit: res.commit})
+      return res
+    },
+  }
+}
+
+export type ReviewService = ReturnType<typeof createReviewService>

@@ -1,0 +1,66 @@
+import {execFileSync} from 'node:child_process'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, expect, it} from 'vitest'
+import {describeEachDialect} from '../helpers/hub.js'
+import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8'}).trim()
+
+/**
+ * The sandbox through `agent create`: a shell agent of a project with a checkout, in its own
+ * worktree, driven only by keys; what it prints is read from its logs. The Hub's HOME holds the
+ * dev token; the Hub's environment holds a variable of its own.
+ */
+describeEachDialect('the local sandbox through agent create', (dialect) => {
+  let hub: LiveHub
+  let checkout: string
+  let projectId: string
+  const SECRET = 'only-the-hub-has-this-3c9d'
+
+  beforeAll(async () => {
+    hub = await startLiveHub(dialect, {env: {HUB_ONLY_VARIABLE: SECRET}})
+    checkout = mkdtempSync(join(tmpdir(), 'svc-sbx-checkout-'))
+    git(checkout, 'init', '-q', '-b', 'main')
+    writeFileSync(join(checkout, 'README.md'), '# sandboxed\n')
+    git(checkout, 'add', '.')
+    git(checkout, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'first')
+    projectId = (await hub.request('POST', '/api/v1/projects/register', {body: {name: 'sbx', localPath: checkout}})).body.project.id
+  })
+  afterAll(async () => {
+    await hub?.dispose()
+    if (checkout) rmSync(checkout, {recursive: true, force: true})
+  })
+
+  const create = async (name: string) => (await hub.request('POST', '/api/v1/agents', {body: {name, projectId, harnessConfig: 'shell'}})).body.agent
+  const logs = async (id: string) => String((await hub.request('GET', `/api/v1/agents/${id}/logs`)).body)
+  /** Types a line whose output carries `<marker>=<value>` (the marker split in the typed text) and returns the value. */
+  async function typed(id: string, line: string, marker: string): Promise<string> {
+    const sent = line.replace(`${marker}=`, `${marker[0]}""${marker.slice(1)}=`)
+    expect((await hub.request('POST', `/api/v1/agents/${id}/keys`, {body: {keys: `${sent}\r`}})).status).toBe(200)
+    const re = new RegExp(`${marker}=(\\S*)`)
+    return (await waitFor(async () => re.exec(await logs(id))?.[1], 30_000, marker)) as string
+  }
+
+  it('an agent sees neither the dev token, nor another agent\'s worktree, nor the Hub\'s environment; it commits in its own worktree', async () => {
+    const other = await create('other')
+    const me = await create('me')
+    expect(me).toMatchObject({phase: 'running', runtime: 'local', sandbox: 'bubblewrap'})
+    expect(me.workspace.path).not.toBe(other.workspace.path)
+    writeFileSync(join(other.workspace.path, 'private.txt'), 'not for me\n')
+    await waitFor(async () => (await hub.request('POST', `/api/v1/agents/${me.id}/keys`, {body: {keys: 'true\r'}})).status === 200, 20_000, 'the terminal')
+
+    expect(await typed(me.id, `cat ${join(hub.home, '.svc', 'dev-token')}; echo "token-rc=$?"`, 'token-rc')).not.toBe('0')
+    expect(await typed(me.id, `cat ${join(other.workspace.path, 'private.txt')}; echo "other-rc=$?"`, 'other-rc')).not.toBe('0')
+    expect(await typed(me.id, 'echo "hubvar=[$HUB_ONLY_VARIABLE]"', 'hubvar')).toBe('[]')
+    expect(await typed(me.id, 'echo "whoami=$SVC_AGENT_NAME"', 'whoami')).toBe('me')
+    expect(await typed(me.id, 'echo ok > mine.txt && git add mine.txt && git -c user.name=a -c user.email=a@example.com commit -qm by-the-agent; echo "commit-rc=$?"', 'commit-rc')).toBe('0')
+    expect(git(checkout, 'log', '-1', '--format=%s', 'svc/me')).toBe('by-the-agent')
+    expect(await typed(me.id, `touch ${join(checkout, '.git', 'hooks', 'pre-commit')}; echo "hook-rc=$?"`, 'hook-rc')).not.toBe('0')
+    const all = await logs(me.id)
+    expect(all).not.toContain(readFileSync(join(hub.home, '.svc', 'dev-token'), 'utf8').trim())
+    expect(all).not.toContain(SECRET)
+    expect(all).not.toContain('not for me')
+  }, 120_000)
+})
