@@ -30,11 +30,6 @@ export interface WorkspaceRequest {
   branch: string
 }
 
-/** `svc/<name>` for an agent name (names are already letters, digits, `.`, `_`, `-`). */
-export function branchFor(agentName: string): string {
-  return `svc/${agentName.replace(/\.+$/, '').replace(/\.\./g, '.') || 'agent'}`
-}
-
 /**
  * Makes the workspace at `path` (which must not exist) and answers it; null when the project has
  * neither a checkout here nor a remote (the agent then works in an empty directory).

@@ -87,7 +87,7 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
   /** Where the broker gets the workspace: the checkout (on the co-located broker's machine) or the remote. */
   async function workspaceRequest(agent: AgentRecord) {
     const project = await store.projects.get(agent.projectId)
-    const branch = `svc/${agent.name}`
+    const branch = agentBranch(agent.name)
     const checkout = project?.localPath && agent.brokerId === a.colocatedBrokerId() ? project.localPath : null
     if (!checkout && !project?.gitRemote) return null
     return {checkout, gitRemote: project?.gitRemote ?? null, branch}
@@ -172,4 +172,13 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
   }
 
   return {templateFilesOf, archive, dispatch, halt, gatherSecrets}
+}
+
+/**
+ * The branch an agent works on: `svc/<name>`, made a valid git ref. Agent names are letters,
+ * digits, `.`, `_` and `-`, so only dots can break a ref: `..`, a trailing `.`, a `.lock` end.
+ */
+export function agentBranch(agentName: string): string {
+  const ref = agentName.replace(/\.{2,}/g, '.').replace(/\.+$/, '').replace(/\.lock$/, '-lock')
+  return `svc/${ref}`
 }
