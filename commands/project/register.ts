@@ -1,18 +1,11 @@
-import {execFileSync} from 'node:child_process'
 import {basename} from 'node:path'
 import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base-command.js'
 import {fields} from '../../src/cli/render.js'
 import type {Project} from '../../src/client/hub-client.js'
 
-/** `git <args>` in the current directory: its output, or null outside a checkout or on failure. */
-function gitHere(args: string[]): string | null {
-  try {
-    return execFileSync('git', args, {stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000}).toString().trim() || null
-  } catch {
-    return null
-  }
-}
+/** Outside a checkout, or where git is not installed, there is nothing to link or read. */
+const orNull = <T>(p: Promise<T | null>): Promise<T | null> => p.catch(() => null)
 
 interface RegisterResult {
   project: Project
@@ -36,8 +29,9 @@ NAME defaults to the checkout's (or the current directory's) name and --remote t
 
   async execute() {
     const {args, flags} = await this.parse(ProjectRegister)
-    const checkout = flags['no-link'] ? null : gitHere(['rev-parse', '--show-toplevel'])
-    const gitRemote = flags['no-remote'] ? null : (flags.remote ?? gitHere(['remote', 'get-url', 'origin']))
+    const {checkoutRoot, originUrl} = await import('../../src/broker/workspace/worktree.js')
+    const checkout = flags['no-link'] ? null : await orNull(checkoutRoot(process.cwd()))
+    const gitRemote = flags['no-remote'] ? null : (flags.remote ?? (await orNull(originUrl(process.cwd()))))
     const name = args.name ?? basename(checkout ?? process.cwd())
     const result = await (await this.client(flags.hub)).registerProject({name, gitRemote, ...(checkout && {localPath: checkout})})
     let linked: string | null = null

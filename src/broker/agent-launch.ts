@@ -15,7 +15,8 @@ import type {LaunchContext} from './harnesses/types.js'
 import type {Runtime, RuntimeHandle} from './runtime.js'
 import {selfCommand} from './self-command.js'
 import {worktreeGitPaths} from './sandbox/host.js'
-import {createWorkspace, removeWorkspace, WorkspaceError, type WorkspaceRequest} from './workspace/worktree.js'
+import {WorkspaceRefusal} from './workspace/refusal.js'
+import {createWorkspace, removeWorkspace, type WorkspaceRequest} from './workspace/worktree.js'
 
 /** A refusal with a code the Hub passes on (`harness_not_installed`, the workspace codes, ...). */
 export class LaunchError extends Error {
@@ -116,7 +117,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     try {
       workspace = p.workspace ? await createWorkspace(p.workspace, path) : null
     } catch (err) {
-      if (err instanceof WorkspaceError) throw new LaunchError(err.code, err.message, err.details)
+      if (err instanceof WorkspaceRefusal) throw new LaunchError(err.code, err.message, err.details)
       throw err
     }
     made = workspace !== null

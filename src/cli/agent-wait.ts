@@ -1,6 +1,6 @@
 import {AppError} from '../api/app-error.js'
 import type {Agent} from '../client/agents-client.js'
-import {applyEvent} from '../client/event-stream.js'
+import {applyAgentEvent as applyEvent} from '../api/agent-event.js'
 import type {HubClient} from '../client/hub-client.js'
 
 export const WAIT_FOR = ['input', 'idle', 'done', 'any'] as const

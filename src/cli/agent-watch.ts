@@ -1,5 +1,5 @@
 import type {Agent} from '../client/agents-client.js'
-import {applyEvent, type AgentEventDto} from '../client/event-stream.js'
+import {applyAgentEvent as applyEvent, type AgentEventDto} from '../api/agent-event.js'
 import type {HubClient} from '../client/hub-client.js'
 import {stateOf} from './agent-render.js'
 

@@ -1,18 +1,8 @@
 import http from 'node:http'
 import {AppError} from '../api/app-error.js'
-import type {AgentDto} from '../api/dto.js'
+import type {AgentEventDto} from '../api/agent-event.js'
 import {errorFromResponse, httpsModule} from './http.js'
 
-/** An `agent` event of `GET /api/v1/events`. */
-export interface AgentEventDto {
-  id: string
-  projectId: string
-  name: string
-  phase: string
-  activity: string | null
-  detail: string
-  at: string
-}
 
 export interface EventStream {
   /** Resolves when the connection ends (null when closed by `close()`). */
@@ -133,4 +123,3 @@ export async function followAgentEvents(
 }
 
 /** The agent as an event leaves it (the event carries phase, activity, detail). */
-export const applyEvent = (a: AgentDto, e: AgentEventDto): AgentDto => ({...a, phase: e.phase, activity: e.activity, detail: e.detail})

@@ -1,5 +1,6 @@
 import type {AccessTokenDto, DeviceStartDto, ProjectDto} from '../api/dto.js'
-import {followAgentEvents, type AgentEventDto} from './event-stream.js'
+import type {AgentEventDto} from '../api/agent-event.js'
+import {followAgentEvents} from './event-stream.js'
 import {requestJson, type RequestOptions} from './http.js'
 import {downloadToFile, uploadFile, type Progress} from './transfer.js'
 

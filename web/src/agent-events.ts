@@ -1,15 +1,7 @@
-import type {AgentDto as Agent} from '../../src/api/dto.js'
+import type {AgentEventDto as AgentEvent} from '../../src/api/agent-event.js'
 
-/** An `agent` event of GET /api/v1/events. */
-export interface AgentEvent {
-  id: string
-  projectId: string
-  name: string
-  phase: string
-  activity: string | null
-  detail: string
-  at: string
-}
+export type {AgentEvent}
+export {applyAgentEvent as applyEvent} from '../../src/api/agent-event.js'
 
 type Listener = {onEvent: (e: AgentEvent) => void; onOpen: () => void}
 
@@ -53,7 +45,6 @@ export function followAgentEvents(onEvent: (e: AgentEvent) => void, onOpen: () =
 }
 
 /** The agent as an event leaves it. */
-export const applyEvent = (a: Agent, e: AgentEvent): Agent => ({...a, phase: e.phase, activity: e.activity, detail: e.detail})
 
 /** The state that asks for a person: the agent waits for an answer. */
 export const needsYou = (a: {phase: string; activity: string | null}) => a.phase === 'running' && a.activity === 'waiting_for_input'

@@ -1,8 +1,8 @@
 /**
- * A review operation (diff, merge, push) that git or the repositories' state refuses. It is an
- * answer, not a failure: the broker sends it back as `{refused: {code, message, details}}` and
- * the Hub turns it into the error of that code (codes in src/api/error-codes.ts). A refusal is
- * always raised before anything was written.
+ * A workspace operation (create, diff, merge, push) that git or the repositories' state refuses.
+ * It is an answer, not a failure: the broker sends it back with its code and the Hub turns it
+ * into the error of that code (codes in src/api/error-codes.ts). A refusal is always raised
+ * before anything was written, or after what was written has been removed again.
  */
 export class WorkspaceRefusal extends Error {
   constructor(

@@ -9,17 +9,7 @@ import {mkdir, rm} from 'node:fs/promises'
 import {dirname, isAbsolute, resolve} from 'node:path'
 import type {AgentWorkspace} from '../../api/dto.js'
 import {git, gitRaw, GitError} from './git.js'
-
-/** A refusal the Hub passes on to the user with its code (see src/api/error-codes.ts). */
-export class WorkspaceError extends Error {
-  constructor(
-    readonly code: 'checkout_invalid' | 'checkout_detached' | 'checkout_dirty' | 'branch_exists' | 'clone_failed' | 'workspace_failed',
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message)
-  }
-}
+import {WorkspaceRefusal} from './refusal.js'
 
 export interface WorkspaceRequest {
   /** Absolute path of the project's checkout on this machine (project `localPath`). */
@@ -41,25 +31,25 @@ export async function createWorkspace(req: WorkspaceRequest, path: string): Prom
 }
 
 async function createWorktree(checkout: string, branch: string, path: string): Promise<AgentWorkspace> {
-  if (!isAbsolute(checkout) || !existsSync(checkout)) throw new WorkspaceError('checkout_invalid', `the project's checkout ${checkout} does not exist on this machine`)
+  if (!isAbsolute(checkout) || !existsSync(checkout)) throw new WorkspaceRefusal('checkout_invalid', `the project's checkout ${checkout} does not exist on this machine`)
   const top = await gitRaw(['rev-parse', '--show-toplevel'], {cwd: checkout, timeoutMs: 10_000})
-  if (top.code !== 0) throw new WorkspaceError('checkout_invalid', `${checkout} is not a git checkout (git rev-parse: ${top.stderr || 'failed'})`)
+  if (top.code !== 0) throw new WorkspaceRefusal('checkout_invalid', `${checkout} is not a git checkout (git rev-parse: ${top.stderr || 'failed'})`)
   const root = top.stdout.toString().trim()
   const head = await gitRaw(['symbolic-ref', '--short', '-q', 'HEAD'], {cwd: root, timeoutMs: 10_000})
   const baseRef = head.stdout.toString().trim()
-  if (head.code !== 0 || !baseRef) throw new WorkspaceError('checkout_detached', `the checkout ${root} has a detached HEAD: check out a branch (the agent's work is merged back into it)`)
+  if (head.code !== 0 || !baseRef) throw new WorkspaceRefusal('checkout_detached', `the checkout ${root} has a detached HEAD: check out a branch (the agent's work is merged back into it)`)
   const commit = await gitRaw(['rev-parse', '--verify', '-q', 'HEAD^{commit}'], {cwd: root, timeoutMs: 10_000})
-  if (commit.code !== 0) throw new WorkspaceError('checkout_invalid', `the checkout ${root} has no commit yet on ${baseRef}: make a first commit`)
+  if (commit.code !== 0) throw new WorkspaceRefusal('checkout_invalid', `the checkout ${root} has no commit yet on ${baseRef}: make a first commit`)
   const baseCommit = commit.stdout.toString().trim()
   // Tracked changes only: untracked files (such as the .svc/ that `svc project register` writes) do not count.
   const dirty = (await git(['status', '--porcelain', '--untracked-files=no'], {cwd: root, timeoutMs: 30_000})).split('\n').filter(Boolean)
   if (dirty.length) {
     const files = dirty.map((l) => l.slice(3))
-    throw new WorkspaceError('checkout_dirty', `the checkout ${root} has uncommitted changes (${files.slice(0, 5).join(', ')}${files.length > 5 ? ', ...' : ''}): commit or stash them first, so the agent starts from what you see`, {files})
+    throw new WorkspaceRefusal('checkout_dirty', `the checkout ${root} has uncommitted changes (${files.slice(0, 5).join(', ')}${files.length > 5 ? ', ...' : ''}): commit or stash them first, so the agent starts from what you see`, {files})
   }
-  if ((await gitRaw(['check-ref-format', `refs/heads/${branch}`], {cwd: root})).code !== 0) throw new WorkspaceError('workspace_failed', `${branch} is not a valid branch name`)
+  if ((await gitRaw(['check-ref-format', `refs/heads/${branch}`], {cwd: root})).code !== 0) throw new WorkspaceRefusal('workspace_failed', `${branch} is not a valid branch name`)
   if ((await gitRaw(['rev-parse', '--verify', '-q', `refs/heads/${branch}`], {cwd: root})).code === 0) {
-    throw new WorkspaceError('branch_exists', `the branch ${branch} already exists in ${root}: delete it (git branch -D ${branch}) or give the agent another name`, {branch})
+    throw new WorkspaceRefusal('branch_exists', `the branch ${branch} already exists in ${root}: delete it (git branch -D ${branch}) or give the agent another name`, {branch})
   }
   await mkdir(dirname(path), {recursive: true, mode: 0o700})
   const added = await gitRaw(['worktree', 'add', '-b', branch, path, baseCommit], {cwd: root, timeoutMs: 120_000})
@@ -67,7 +57,7 @@ async function createWorktree(checkout: string, branch: string, path: string): P
     await rm(path, {recursive: true, force: true})
     await gitRaw(['worktree', 'prune'], {cwd: root})
     if ((await gitRaw(['rev-parse', '--verify', '-q', `refs/heads/${branch}`], {cwd: root})).code === 0) await gitRaw(['branch', '-D', branch], {cwd: root})
-    throw new WorkspaceError('workspace_failed', `git worktree add failed: ${added.stderr}`)
+    throw new WorkspaceRefusal('workspace_failed', `git worktree add failed: ${added.stderr}`)
   }
   return {path: realpathSync(path), branch, baseRef, baseCommit}
 }
@@ -78,7 +68,7 @@ async function cloneInto(remote: string, branch: string, path: string): Promise<
   const cloned = await gitRaw(['clone', '--quiet', '--', remote, path], {cwd: dirname(path), timeoutMs: 600_000})
   if (cloned.code !== 0) {
     await rm(path, {recursive: true, force: true})
-    throw new WorkspaceError('clone_failed', `cloning ${remote} failed: ${cloned.stderr || `exit code ${cloned.code}`}`)
+    throw new WorkspaceRefusal('clone_failed', `cloning ${remote} failed: ${cloned.stderr || `exit code ${cloned.code}`}`)
   }
   try {
     const baseRef = await git(['symbolic-ref', '--short', 'HEAD'], {cwd: path})
@@ -87,7 +77,7 @@ async function cloneInto(remote: string, branch: string, path: string): Promise<
     return {path: realpathSync(path), branch, baseRef, baseCommit}
   } catch (err) {
     await rm(path, {recursive: true, force: true})
-    throw new WorkspaceError('clone_failed', `the clone of ${remote} has no branch to start from: ${(err as Error).message}`)
+    throw new WorkspaceRefusal('clone_failed', `the clone of ${remote} has no branch to start from: ${(err as Error).message}`)
   }
 }
 
@@ -96,6 +86,12 @@ export async function checkoutRoot(path: string): Promise<string | null> {
   if (!isAbsolute(path) || !existsSync(path)) return null
   const r = await gitRaw(['rev-parse', '--show-toplevel'], {cwd: path, timeoutMs: 10_000})
   return r.code === 0 && r.stdout.toString().trim() ? realpathSync(r.stdout.toString().trim()) : null
+}
+
+/** The URL of the `origin` remote of the checkout containing `path`, or null (no checkout, no origin). */
+export async function originUrl(path: string): Promise<string | null> {
+  const r = await gitRaw(['remote', 'get-url', 'origin'], {cwd: path, timeoutMs: 10_000})
+  return (r.code === 0 && r.stdout.toString().trim()) || null
 }
 
 /** The checkout's git directory a worktree commits into (objects, refs): the agent must write it. */

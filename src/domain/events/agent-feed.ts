@@ -1,22 +1,13 @@
+import type {AgentEventDto} from '../../api/agent-event.js'
 import {AGENT_EVENTS_CHANNEL} from '../../store/store.js'
 import type {AgentEventRecord} from '../../store/repositories/agent-events.js'
 import type {Deps} from '../deps.js'
 import {TERMINAL_ACTIVITIES} from '../agents/agent-state.js'
 import {iso} from '../shared/clock.js'
 
-/** An `agent` event on the wire (SSE data, webhook `agent`). */
-export interface AgentEvent {
-  id: string
-  projectId: string
-  name: string
-  phase: string
-  activity: string | null
-  detail: string
-  at: string
-}
 
 /** The wire shape of a logged event; activity is shown as agent views show it. */
-export function agentEventOf(e: AgentEventRecord): AgentEvent {
+export function agentEventOf(e: AgentEventRecord): AgentEventDto {
   const activity = e.phase === 'running' || (e.activity !== null && (TERMINAL_ACTIVITIES as readonly string[]).includes(e.activity)) ? e.activity : null
   return {id: e.agentId, projectId: e.projectId, name: e.name, phase: e.phase, activity, detail: e.detail, at: e.at}
 }
