@@ -104,15 +104,19 @@ export class SvcAgentChanges extends LitElement {
     super.disconnectedCallback()
   }
 
+  /** Reads the diff; an answer for an agent the page has since left is dropped. */
   private async load() {
+    const id = this.agentId
     try {
       const d = await api<AgentDiff>('GET', `${this.base}/diff`)
+      if (id !== this.agentId) return
       this.sections = parsePatch(d.patch, d.files)
       this.diff = d
       if (this.selected && !d.files.some((f) => f.path === this.selected)) this.selected = null
       this.failure = ''
       this.dataset.ready = 'true'
     } catch (err) {
+      if (id !== this.agentId) return
       this.failure = err instanceof ApiError ? `${err.message} (${err.code})` : (err as Error).message
       this.dataset.ready = 'true'
     }

@@ -39,16 +39,36 @@ export class SvcAgent extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback()
-    const load = async () => {
-      this.agent = (await api<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(this.agentId)}`)).agent
-      if (this.agent.phase !== 'running' && this.archived === null) this.archived = await this.archivedLogs()
-    }
-    this.stop = liveView(this, 'agent', load, (e) => {
+    this.stop = liveView(this, 'agent', () => this.load(), (e) => {
       if (!this.agent || e.id !== this.agent.id) return
       this.agent = applyEvent(this.agent, e)
       // The rest of the record (usage, error) changes with its events: read it once more.
-      void load().catch(() => undefined)
+      void this.load().catch(() => undefined)
     })
+  }
+
+  /** The page may switch to another agent in place (same element, new id): start over with it. */
+  override willUpdate(changed: Map<string, unknown>) {
+    if (changed.has('agentId') && changed.get('agentId')) {
+      this.agent = null
+      this.archived = null
+      this.attached = false
+      this.failure = ''
+      this.tab = 'overview'
+      this.load().catch((err: Error) => (this.failure = err.message))
+    }
+  }
+
+  /** Reads the agent; an answer for an agent the page has since left is dropped. */
+  private async load() {
+    const id = this.agentId
+    const agent = (await api<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(id)}`)).agent
+    if (id !== this.agentId) return
+    this.agent = agent
+    if (agent.phase !== 'running' && this.archived === null) {
+      const archived = await this.archivedLogs(id)
+      if (id === this.agentId) this.archived = archived
+    }
   }
 
   override disconnectedCallback() {
@@ -62,8 +82,8 @@ export class SvcAgent extends LitElement {
     this.requestUpdate()
   }
 
-  private async archivedLogs(): Promise<string> {
-    const res = await fetch(`/api/v1/agents/${encodeURIComponent(this.agentId)}/logs`, {credentials: 'same-origin'})
+  private async archivedLogs(id: string): Promise<string> {
+    const res = await fetch(`/api/v1/agents/${encodeURIComponent(id)}/logs`, {credentials: 'same-origin'})
     return res.ok ? terminalText(await res.text()) : ''
   }
 
