@@ -160,6 +160,26 @@ describeEachDialect('brokers: the tunnel', (dialect) => {
     expect((await hub.request('GET', `/api/v1/agents/${lost.id}`)).body.agent.error).toMatch(/no longer runs/)
   })
 
+  it('reconcile: workspaces the hello names of agents deleted while the broker was away are removed; others are kept', async () => {
+    const b = await joined('edge-workspaces')
+    await b.connect()
+    await waitFor(async () => (await broker(b.brokerId)).connected, 5000, 'broker connected')
+    const gone = (await create({name: 'ws-gone', brokerId: b.brokerId})).body.agent
+    const kept = (await create({name: 'ws-kept', brokerId: b.brokerId})).body.agent
+    await b.close()
+    await waitFor(async () => !(await broker(b.brokerId)).connected, 5000, 'broker disconnected')
+    expect((await hub.request('DELETE', `/api/v1/agents/${gone.id}`)).status).toBe(200)
+
+    const again = new FakeBroker(hub.url, b.brokerId, b.secret)
+    open.push(again)
+    // Neither agent runs any more; both left a workspace, and one directory is of no agent the Hub knows.
+    await again.connect({agents: [], workspaces: [gone.id, kept.id, 'not-an-agent']})
+    await waitFor(() => again.requests('agent.stop').length > 0, 5000, 'agent.stop removing the deleted agent\'s workspace')
+    await waitFor(async () => (await hub.request('GET', `/api/v1/agents/${kept.id}`)).body.agent.phase === 'stopped', 5000, 'kept agent marked stopped')
+    const stops = again.requests('agent.stop').map((r) => r.params as {agentId: string; removeWorkspace?: unknown})
+    expect(stops).toEqual([{agentId: gone.id, removeWorkspace: expect.any(Object)}])
+  })
+
   it('a broker reporting that an agent ended archives its output and revokes its token', async () => {
     const b = await joined('edge-ends')
     await b.connect()
