@@ -75,9 +75,7 @@ describe('web: an agent\'s Changes tab (diff, merge, push)', {timeout: 180_000},
     expect(await unlabelledControls(page)).toEqual([])
   })
 
-  // Quarantined in CI (failed in the merged full suite: the page switched agents but kept the
-  // first agent's file list); SVC_TEST_QUARANTINED=1 runs it. See the session note of 2026-11-24.
-  it.skipIf(process.env.CI === 'true' && process.env.SVC_TEST_QUARANTINED !== '1')('Merge lands the work; a conflicting agent\'s Merge shows merge_conflict inline, naming the file, and changes nothing', async () => {
+  it('Merge lands the work; a conflicting agent\'s Merge shows merge_conflict inline, naming the file, and changes nothing', async () => {
     await page.getByLabel('Merge strategy').selectOption('squash')
     await page.getByLabel('Commit message').fill('Land alice from the web')
     await page.getByRole('button', {name: 'Merge', exact: true}).click()
