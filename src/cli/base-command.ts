@@ -5,7 +5,7 @@ import {loadCliSettings, type CliSettings} from '../config/cli-settings.js'
 import {recordedHubUrl} from '../config/hub-record.js'
 import {credentialFor} from './credentials.js'
 import {EXIT, exitCodeOf} from './exit-codes.js'
-import {red, useColor} from './render.js'
+import {writeError} from './error-output.js'
 
 export const DEFAULT_HUB = 'http://127.0.0.1:9810'
 
@@ -80,14 +80,8 @@ export abstract class BaseCommand<T = unknown> extends Command {
     const json = this.argv.includes('--json')
     const appErr = toAppError(err)
     process.exitCode = exitCodeOf(appErr)
-    if (json) {
-      const body = {error: {code: appErr.code, message: appErr.message, ...(appErr.details && {details: appErr.details})}}
-      process.stdout.write(JSON.stringify(body, null, 2) + '\n')
-      return
-    }
-    const color = useColor(process.stderr)
-    process.stderr.write(`${red('Error:', color)} ${appErr.message}${appErr.code === 'usage_error' || appErr.code === 'internal_error' ? '' : ` (${appErr.code})`}\n`)
-    if (await this.autohelp()) process.stderr.write(this.usageHint())
+    writeError(appErr, json)
+    if (!json && (await this.autohelp())) process.stderr.write(this.usageHint())
   }
 
   private async autohelp(): Promise<boolean> {
