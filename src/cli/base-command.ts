@@ -5,7 +5,8 @@ import {loadCliSettings, type CliSettings} from '../config/cli-settings.js'
 import {recordedHubUrl} from '../config/hub-record.js'
 import {credentialFor} from './credentials.js'
 import {EXIT, exitCodeOf} from './exit-codes.js'
-import {red, useColor} from './render.js'
+import {writeError} from './error-output.js'
+import {unknownFlagsError} from './suggest.js'
 
 export const DEFAULT_HUB = 'http://127.0.0.1:9810'
 
@@ -78,16 +79,18 @@ export abstract class BaseCommand<T = unknown> extends Command {
 
   protected override async catch(err: Error & {oclif?: {exit?: number}}): Promise<void> {
     const json = this.argv.includes('--json')
-    const appErr = toAppError(err)
+    const appErr = this.unknownFlags(err) ?? toAppError(err)
     process.exitCode = exitCodeOf(appErr)
-    if (json) {
-      const body = {error: {code: appErr.code, message: appErr.message, ...(appErr.details && {details: appErr.details})}}
-      process.stdout.write(JSON.stringify(body, null, 2) + '\n')
-      return
-    }
-    const color = useColor(process.stderr)
-    process.stderr.write(`${red('Error:', color)} ${appErr.message}${appErr.code === 'usage_error' || appErr.code === 'internal_error' ? '' : ` (${appErr.code})`}\n`)
-    if (await this.autohelp()) process.stderr.write(this.usageHint())
+    writeError(appErr, json)
+    if (!json && (await this.autohelp())) process.stderr.write(this.usageHint())
+  }
+
+  /** A mistyped flag: oclif's "Nonexistent flag" with the nearest flag of this command. */
+  private unknownFlags(err: Error): AppError | undefined {
+    const given = (err as {flags?: unknown}).flags
+    if (!(err instanceof Errors.CLIError) || !Array.isArray(given) || !given.every((f) => typeof f === 'string')) return undefined
+    const ctor = this.constructor as typeof BaseCommand
+    return unknownFlagsError(toAppError(err).message, given, {...ctor.baseFlags, ...ctor.flags})
   }
 
   private async autohelp(): Promise<boolean> {

@@ -1,14 +1,11 @@
 import {spawn} from 'node:child_process'
 import type {AgentDiff, DiffFile} from '../client/review-client.js'
-import {bold} from './render.js'
+import {paint} from './render.js'
 
 const LETTER: Record<string, string> = {added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', typechange: 'T'}
-const green = (s: string, c: boolean) => (c ? `\u001b[32m${s}\u001b[39m` : s)
-const red = (s: string, c: boolean) => (c ? `\u001b[31m${s}\u001b[39m` : s)
-const cyan = (s: string, c: boolean) => (c ? `\u001b[36m${s}\u001b[39m` : s)
 
 /** `+12 -3` (or `binary`) for one file or a total. */
-export const counts = (a: number, d: number, color = false) => `${green(`+${a}`, color)} ${red(`-${d}`, color)}`
+export const counts = (a: number, d: number, color = false) => `${paint(color).green(`+${a}`)} ${paint(color).red(`-${d}`)}`
 
 export function totals(files: DiffFile[]): {additions: number; deletions: number} {
   return files.reduce((t, f) => ({additions: t.additions + f.additions, deletions: t.deletions + f.deletions}), {additions: 0, deletions: 0})
@@ -30,10 +27,11 @@ export function renderStat(d: AgentDiff, color = false): string {
 /** The unified patch, coloured like `git diff` on a terminal. */
 export function renderPatch(d: AgentDiff, color = false): string {
   if (!d.files.length) return renderStat(d)
+  const c = paint(true)
   const body = color
     ? d.patch
         .split('\n')
-        .map((l) => (l.startsWith('diff --git') || l.startsWith('+++') || l.startsWith('---') ? bold(l, true) : l.startsWith('@@') ? cyan(l, true) : l.startsWith('+') ? green(l, true) : l.startsWith('-') ? red(l, true) : l))
+        .map((l) => (l.startsWith('diff --git') || l.startsWith('+++') || l.startsWith('---') ? c.bold(l) : l.startsWith('@@') ? c.cyan(l) : l.startsWith('+') ? c.green(l) : l.startsWith('-') ? c.red(l) : l))
         .join('\n')
     : d.patch
   return d.truncated ? `${body}\n[patch truncated: ${d.files.length} files changed; see --stat or --json for the full list]` : body

@@ -1,13 +1,17 @@
 import {flush, run} from '@oclif/core'
-import {AppError} from '../api/app-error.js'
 import {COMMANDS} from './commands.js'
 import {embeddedOclifOptions} from './embedded-config.js'
+import {writeError} from './error-output.js'
 import {exitCodeOf} from './exit-codes.js'
+import {unknownCommandError} from './suggest.js'
 import {toAppError} from './base-command.js'
 
 export {COMMANDS}
 
-/** Runs the CLI. Errors outside a command (an unknown command) use the same envelope and codes. */
+/**
+ * Runs the CLI. Errors outside a command (an unknown command, with its "did you mean") use the
+ * same envelope and exit codes as a command's.
+ */
 export async function main(argv: string[]): Promise<void> {
   try {
     // The single executable carries package.json data and the command table in memory.
@@ -16,10 +20,10 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     const e = (err as {oclif?: {exit?: number}})?.oclif?.exit === 0 ? null : err
     if (!e) return
-    let appErr = toAppError(e)
-    if (/command .* not found/i.test(appErr.message)) appErr = new AppError('usage_error', `${appErr.message.replace(/^.*command/i, 'command')}; see \`svc help\``)
+    // oclif's "command agnet:list not found" (from the runner or from `svc help <words>`).
+    const unknown = /command (\S+) not found/i.exec((e as Error)?.message ?? '')?.[1]
+    const appErr = unknown ? unknownCommandError(unknown.replace(/\.$/, ''), Object.keys(COMMANDS), {viaHelp: argv[0] === 'help'}) : toAppError(e)
     process.exitCode = exitCodeOf(appErr)
-    if (argv.includes('--json')) process.stdout.write(JSON.stringify({error: {code: appErr.code, message: appErr.message}}, null, 2) + '\n')
-    else process.stderr.write(`Error: ${appErr.message}\n`)
+    writeError(appErr, argv.includes('--json'))
   }
 }

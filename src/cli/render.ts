@@ -1,10 +1,22 @@
+import {Chalk, type ChalkInstance} from 'chalk'
+
 /** Human output helpers: stable text (snapshot-tested), colour only on a TTY without NO_COLOR. */
 export function useColor(stream: NodeJS.WriteStream = process.stdout, env: NodeJS.ProcessEnv = process.env): boolean {
   return !!stream.isTTY && env.NO_COLOR === undefined && env.TERM !== 'dumb'
 }
 
-export const bold = (s: string, color: boolean) => (color ? `\u001b[1m${s}\u001b[22m` : s)
-export const red = (s: string, color: boolean) => (color ? `\u001b[31m${s}\u001b[39m` : s)
+/**
+ * chalk with colour on or off, as `useColor` decided for the stream being written. chalk's own
+ * detection is not used: it looks at stdout only and honours FORCE_COLOR and CI variables,
+ * while the rule here is per stream (errors go to stderr), TTY only, never with NO_COLOR; and
+ * `--json` output is never painted. Level 1 (16 colours) writes the plain SGR codes, e.g.
+ * `\u001b[31m...\u001b[39m`, that terminals, pagers (`less -R`) and the tests expect.
+ */
+const COLOUR = new Chalk({level: 1})
+const PLAIN = new Chalk({level: 0})
+export const paint = (color: boolean): ChalkInstance => (color ? COLOUR : PLAIN)
+
+export const bold = (s: string, color: boolean) => paint(color).bold(s)
 
 /** A plain table: upper-case headers, columns padded with two spaces, no trailing blanks. */
 export function table(headers: string[], rows: Array<Array<string | number | null | undefined>>, color = false): string {
