@@ -19,6 +19,7 @@ import {artifactRoutes} from './server/routes/artifacts.js'
 import {openStore, type Store} from './store/store.js'
 import {createSettingsService} from './domain/settings/settings-service.js'
 import {adminSettingsRoutes} from './server/routes/admin-settings.js'
+import {hubNameOf} from './domain/settings/hub-name.js'
 import {eventRoutes} from './server/routes/events.js'
 import {channelsOf, createNotifier} from './domain/events/notifications.js'
 import {delegationAdoptionRoutes} from './server/routes/delegation-adoption.js'
@@ -167,10 +168,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     services.routePlugins.push(eventRoutes(services.events, {heartbeatMs}))
     const notifier = createNotifier(deps, services.agentFeed, {
       channels: () => channelsOf(settings.resolved()),
-      hub: () => {
-        const t = settings.resolved() as {server?: {hub?: {hub_name?: unknown}}}
-        return {name: typeof t.server?.hub?.hub_name === 'string' ? t.server.hub.hub_name : '', url: config.publicUrl ?? ''}
-      },
+      hub: () => ({name: hubNameOf(settings.resolved()), url: config.publicUrl ?? ''}),
     })
     notifier.start()
     services.routePlugins.push(adminSettingsRoutes(settings, {notifications: () => notifier.status()}))

@@ -32,5 +32,8 @@ export const shared = css`
   pre.term { background: #10151b; color: #d9e1e8; padding: .6rem; white-space: pre-wrap; max-height: 28rem; overflow: auto; font: 12px/1.35 ui-monospace, monospace; }
   ul.plain { list-style: none; padding: 0; margin: 0 0 1rem; gap: .25rem; }
   button.link { border: none; background: none; color: #1f5fbf; text-decoration: underline; padding: .1rem .3rem; }
+  .not-found { max-width: 36rem; margin: 2rem auto; padding: 1.25rem 1.5rem; border: 1px solid #c9d1da; border-radius: 6px; background: #f8fafc; }
+  .not-found a.home { display: inline-block; padding: .3rem .8rem; border-radius: 4px; background: #16324f; color: #fff; text-decoration: none; }
+  button.danger { border-color: #b42318; color: #b42318; }
   code { font-family: ui-monospace, monospace; font-size: 12px; }
 `

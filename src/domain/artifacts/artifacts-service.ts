@@ -34,6 +34,9 @@ export interface ArtifactView {
   url: string
 }
 
+/** An artifact of a project's list: the current version's view, and every version newest first. */
+export type ArtifactListItem = ArtifactView & {versions: ArtifactView['version'][]}
+
 export interface GrantView {
   kind: 'user' | 'project'
   id: string
@@ -267,6 +270,34 @@ export function createArtifactsService(deps: ArtifactsDeps) {
     async get(ctx: CallContext, id: string, seq: number | null = null): Promise<ArtifactView> {
       const {a} = await loadReadable(ctx, id)
       return view(a, await loadVersion(a, seq))
+    },
+
+    /**
+     * The artifacts homed in a project (ID or slug) that the caller may read, each with every
+     * version (newest first). A project that does not exist and one the caller cannot read and
+     * holds nothing readable in are the same 404, so the answer never tells which.
+     */
+    async listInProject(ctx: CallContext, idOrSlug: string): Promise<ArtifactListItem[]> {
+      const project = (await store.projects.get(idOrSlug)) ?? (await store.projects.getBySlug(idOrSlug))
+      if (!project) throw notFound('project')
+      const readable: ArtifactListItem[] = []
+      const walked = (await walk.decide(ctx, 'artifact.read')).allowed
+      for (const a of walked ? await store.artifacts.listByProject(project.id) : []) {
+        const grants = await store.artifacts.grants(a.id)
+        const facts: ArtifactFacts = {ownerKind: a.ownerKind, ownerId: a.ownerId, projectId: a.projectId, grants}
+        const roles = await rolesOf(ctx, [a.projectId, ...grants.filter((g) => g.granteeKind === 'project').map((g) => g.granteeId)])
+        if (!decideRead(ctx, facts, roles).allowed) continue
+        const versions = await store.artifacts.versions(a.id)
+        const current = versions.find((v) => v.seq === a.currentVersion)
+        if (!current) continue
+        readable.push({...view(a, current), versions: versions.map((v) => view(a, v).version)})
+      }
+      if (!readable.length) {
+        const p = ctx.principal
+        const member = p.kind === 'agent' ? p.projectId === project.id : decideProject(ctx, project.id, (await rolesOf(ctx, [project.id]))[project.id] ?? null, 'project.read').allowed
+        if (!member) throw notFound('project')
+      }
+      return readable
     },
 
     /**

@@ -3,6 +3,7 @@ import type {ErrorObject} from 'ajv'
 import {AppError, type ErrorEnvelope} from '../../api/app-error.js'
 import type {ErrorCode} from '../../api/error-codes.js'
 import {fieldsOf} from './validation.js'
+import {sendNotFoundPage, wantsHtmlNotFound} from '../web/not-found-page.js'
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, err: AppError): FastifyReply {
   const body: ErrorEnvelope = {error: {code: err.code, message: err.message, ...(err.details && {details: err.details}), requestId: request.id}}
@@ -69,6 +70,8 @@ export function installErrorHandling(app: FastifyInstance) {
     return sendError(reply, request, new AppError('internal_error', 'internal error; the Hub logged it under this request ID'))
   })
   app.setNotFoundHandler((request, reply) => {
+    // A browser opening a page the Hub does not have gets a page; API paths keep the envelope.
+    if (wantsHtmlNotFound(request)) return sendNotFoundPage(request, reply)
     // details.reason lets a client tell "this Hub has no such route" (older Hub) from "no such resource".
     sendError(reply, request, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`, {reason: 'no_route'}))
   })

@@ -1,6 +1,7 @@
 import type {FastifyInstance, FastifyRequest} from 'fastify'
 import {AppError} from '../../api/app-error.js'
 import {adminPermissions, requireAdmin} from '../../domain/settings/admin-access.js'
+import {hubNameOf} from '../../domain/settings/hub-name.js'
 import type {SettingsService} from '../../domain/settings/settings-service.js'
 import {ctxOf} from '../plugins/auth.js'
 
@@ -58,6 +59,8 @@ export function adminSettingsRoutes(settings: SettingsService, extra: {notificat
         credentialKind: ctx.credentialKind,
         systemAdmin: p.kind === 'user' && p.systemAdmin,
         mode: settings.view().mode,
+        // Shown in the web client's header; any signed-in user reads this route.
+        hubName: hubNameOf(settings.resolved()),
         maintenance: {enabled: m.enabled, break_glass: m.break_glass},
         permissions: adminPermissions(ctx),
         // Webhook delivery counts and recent failures: for system admins only (URLs are settings).

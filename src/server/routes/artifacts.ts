@@ -114,6 +114,11 @@ export function artifactRoutes(artifacts: ArtifactsService) {
   return async (app: FastifyInstance) => {
     await app.register(uploadRoutes(artifacts))
 
+    // The web client's artifact list: what the caller may read in one project, with versions.
+    app.get('/api/v1/projects/:projectId/artifacts', {schema: {params: {type: 'object', required: ['projectId'], properties: {projectId: {type: 'string', minLength: 1, maxLength: 200}}}}}, async (request) => ({
+      artifacts: await artifacts.listInProject(ctxOf(request), (request.params as {projectId: string}).projectId),
+    }))
+
     app.get('/api/v1/artifacts/:id', {schema: {params: idParam}}, async (request) => artifacts.get(ctxOf(request), (request.params as {id: string}).id))
 
     app.get('/api/v1/artifacts/:id/versions/:seq', {schema: {params: versionParams}}, async (request) => {

@@ -1,6 +1,6 @@
 import type {Kysely, Selectable} from 'kysely'
 import {translateDbError} from '../db-errors.js'
-import type {ArtifactFilesTable, ArtifactsTable, Database} from '../schema.js'
+import type {ArtifactFilesTable, ArtifactsTable, ArtifactVersionsTable, Database} from '../schema.js'
 
 export type OwnerKind = 'user' | 'agent'
 
@@ -53,6 +53,16 @@ const toArtifact = (r: Selectable<ArtifactsTable>): ArtifactRow => ({
 
 const toFile = (r: Selectable<ArtifactFilesTable>): ArtifactFileRow => ({path: r.path, size: Number(r.size), sha256: r.sha256, mediaType: r.media_type, blobKey: r.blob_key})
 
+const toVersion = (v: Selectable<ArtifactVersionsTable>, files: Selectable<ArtifactFilesTable>[]): ArtifactVersionRow => ({
+  artifactId: v.artifact_id,
+  seq: Number(v.seq),
+  entryPath: v.entry_path,
+  createdByKind: v.created_by_kind,
+  createdById: v.created_by_id,
+  createdAt: v.created_at,
+  files: files.map(toFile),
+})
+
 export const artifactsRepo = (db: Kysely<Database>) => ({
   async get(id: string): Promise<ArtifactRow | null> {
     const r = await db.selectFrom('artifacts').selectAll().where('id', '=', id).executeTakeFirst()
@@ -64,7 +74,20 @@ export const artifactsRepo = (db: Kysely<Database>) => ({
     const v = await db.selectFrom('artifact_versions').selectAll().where('artifact_id', '=', artifactId).where('seq', '=', seq).executeTakeFirst()
     if (!v) return null
     const files = await db.selectFrom('artifact_files').selectAll().where('artifact_id', '=', artifactId).where('seq', '=', seq).orderBy('path').execute()
-    return {artifactId, seq: Number(v.seq), entryPath: v.entry_path, createdByKind: v.created_by_kind, createdById: v.created_by_id, createdAt: v.created_at, files: files.map(toFile)}
+    return toVersion(v, files)
+  },
+
+  /** The artifacts homed in a project, most recently changed first. */
+  async listByProject(projectId: string): Promise<ArtifactRow[]> {
+    const rows = await db.selectFrom('artifacts').selectAll().where('project_id', '=', projectId).orderBy('updated_at', 'desc').orderBy('id').execute()
+    return rows.map(toArtifact)
+  },
+
+  /** Every version of an artifact with its files, newest first. */
+  async versions(artifactId: string): Promise<ArtifactVersionRow[]> {
+    const vs = await db.selectFrom('artifact_versions').selectAll().where('artifact_id', '=', artifactId).orderBy('seq', 'desc').execute()
+    const files = await db.selectFrom('artifact_files').selectAll().where('artifact_id', '=', artifactId).orderBy('path').execute()
+    return vs.map((v) => toVersion(v, files.filter((f) => Number(f.seq) === Number(v.seq))))
   },
 
   /** Which of `keys` some artifact file row references (for the start-up orphan sweep). */

@@ -1,6 +1,7 @@
 import {LitElement, html} from 'lit'
 import {applyEvent, needsYou} from '../agent-events.js'
-import {api} from '../api.js'
+import {api, ApiError} from '../api.js'
+import {projectOrNull} from '../projects.js'
 import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
 import {liveView} from '../live.js'
 import {shared} from '../styles.js'
@@ -9,14 +10,17 @@ import {needsYouBadge, usageRows} from './agent-bits.js'
 import type {Agent} from './svc-agents.js'
 import './svc-terminal.js'
 import './svc-agent-changes.js'
+import './svc-agent-controls.js'
+import {notFoundView} from './not-found.js'
 
 /**
  * One agent: phase and activity kept live by the event stream (a "Needs you" notice while it
  * waits for input), its usage, its logs (followed while it runs, else the archived
- * output), and its terminal on demand (attach).
+ * output), and its terminal on demand (attach); Stop / Start / Delete (svc-agent-controls). Its
+ * project is named, not shown as an ID; an unknown agent is the "not found" view.
  */
 export class SvcAgent extends LitElement {
-  static properties = {agentId: {}, agent: {state: true}, archived: {state: true}, attached: {state: true}, failure: {state: true}, tab: {state: true}}
+  static properties = {agentId: {}, agent: {state: true}, archived: {state: true}, attached: {state: true}, failure: {state: true}, tab: {state: true}, missing: {state: true}, projectName: {state: true}}
   static styles = shared
   declare agentId: string
   declare agent: Agent | null
@@ -25,6 +29,9 @@ export class SvcAgent extends LitElement {
   declare failure: string
   /** The Overview (status, terminal, logs) or the Changes tab (the agent's diff, merge, push). */
   declare tab: 'overview' | 'changes'
+  /** The Hub answered 404 for `agentId`. */
+  declare missing: boolean
+  declare projectName: string
   private stop: (() => void) | null = null
 
   constructor() {
@@ -35,6 +42,8 @@ export class SvcAgent extends LitElement {
     this.attached = false
     this.failure = ''
     this.tab = 'overview'
+    this.missing = false
+    this.projectName = ''
   }
 
   override connectedCallback() {
@@ -55,6 +64,8 @@ export class SvcAgent extends LitElement {
       this.attached = false
       this.failure = ''
       this.tab = 'overview'
+      this.missing = false
+      this.projectName = ''
       this.load().catch((err: Error) => (this.failure = err.message))
     }
   }
@@ -62,9 +73,20 @@ export class SvcAgent extends LitElement {
   /** Reads the agent; an answer for an agent the page has since left is dropped. */
   private async load() {
     const id = this.agentId
-    const agent = (await api<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(id)}`)).agent
+    let agent: Agent
+    try {
+      agent = (await api<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(id)}`)).agent
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err
+      if (id === this.agentId) this.missing = true
+      return
+    }
     if (id !== this.agentId) return
     this.agent = agent
+    if (!this.projectName) {
+      const project = await projectOrNull(agent.projectId).catch(() => null)
+      if (id === this.agentId) this.projectName = project?.name ?? agent.projectId
+    }
     if (agent.phase !== 'running' && this.archived === null) {
       const archived = await this.archivedLogs(id)
       if (id === this.agentId) this.archived = archived
@@ -89,13 +111,15 @@ export class SvcAgent extends LitElement {
 
   override render() {
     const a = this.agent
+    if (this.missing) return notFoundView(`There is no agent "${this.agentId}" that you can see.`)
     if (this.failure && !a) return html`<p class="notice error" role="alert">${this.failure}</p>`
     if (!a) return html`<p class="muted" role="status">Loading agent…</p>`
     const base = `/api/v1/agents/${encodeURIComponent(a.id)}`
     const running = a.phase === 'running'
     return html`
-      <p><a href="#/agents?project=${encodeURIComponent(a.projectId)}">← Agents of this project</a></p>
-      <h2>Agent ${a.name} ${needsYouBadge(a)}</h2>
+      <p><a href="#/agents?project=${encodeURIComponent(a.projectId)}">← Agents of ${this.projectName || 'this project'}</a></p>
+      <h2>Agent ${a.name} ${needsYouBadge(a)} <span class="muted">in project <span id="agent-project">${this.projectName}</span></span></h2>
+      <svc-agent-controls .agent=${a} @agent-deleted=${() => (location.hash = `#/agents?project=${encodeURIComponent(a.projectId)}`)}></svc-agent-controls>
       ${needsYou(a) ? html`<p class="notice needs-you" role="alert" id="needs-you">This agent needs you: ${a.detail || 'it is waiting for your input'}. Attach to its terminal to answer.</p>` : ''}
       ${notificationsSupported() && Notification.permission === 'default'
         ? html`<p><button id="enable-notifications" @click=${this.enableNotifications}>Notify me when my agents need me</button></p>`

@@ -5,21 +5,28 @@ import {api} from '../api.js'
 import {liveView} from '../live.js'
 import {shared} from '../styles.js'
 import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
+import {projectNames, projectOrNull} from '../projects.js'
 import {costText, needsYouBadge} from './agent-bits.js'
+import {notFoundView} from './not-found.js'
 
 export type {Agent}
 
 /**
  * Agents the caller can see (of one project with `projectId`), phase and activity kept live by
  * the event stream (GET /api/v1/events); an agent waiting for input is marked "Needs you" and
- * listed first.
+ * listed first. Projects are shown by name: the one project in the heading, or a Project
+ * column when every agent is listed. An unknown project is the "not found" view.
  */
 export class SvcAgents extends LitElement {
-  static properties = {projectId: {}, agents: {state: true}, failure: {state: true}}
+  static properties = {projectId: {}, agents: {state: true}, failure: {state: true}, names: {state: true}, missing: {state: true}}
   static styles = shared
   declare projectId: string
   declare agents: Agent[] | null
   declare failure: string
+  /** Project names by ID (one entry with `projectId`). */
+  declare names: Map<string, string>
+  /** `projectId` names no project the caller can read. */
+  declare missing: boolean
   private stop: (() => void) | null = null
 
   constructor() {
@@ -27,12 +34,20 @@ export class SvcAgents extends LitElement {
     this.projectId = ''
     this.agents = null
     this.failure = ''
+    this.names = new Map()
+    this.missing = false
   }
 
   override connectedCallback() {
     super.connectedCallback()
     let reloading: Promise<void> | null = null
     const load = async () => {
+      if (this.projectId) {
+        const p = await projectOrNull(this.projectId)
+        this.missing = !p
+        if (!p) return
+        this.names = new Map([[p.id, p.name]])
+      } else this.names = await projectNames()
       const q = this.projectId ? `?projectId=${encodeURIComponent(this.projectId)}` : ''
       this.agents = (await api<{agents: Agent[]}>('GET', `/api/v1/agents${q}`)).agents
     }
@@ -60,7 +75,11 @@ export class SvcAgents extends LitElement {
   }
 
   override render() {
-    return html`<h2>Agents${this.projectId ? html` <span class="muted">of project <code>${this.projectId}</code></span>` : ''}</h2>
+    if (this.missing) return notFoundView(`There is no project "${this.projectId}" that you can see.`)
+    const all = !this.projectId
+    const projectName = this.names.get(this.projectId)
+    return html`<h2>Agents${all ? '' : html` of project <span id="project-name">${projectName ?? ''}</span>`}</h2>
+      ${all ? '' : html`<p><a href="#/projects/${encodeURIComponent(this.projectId)}/artifacts">Artifacts of ${projectName ?? 'this project'}</a></p>`}
       ${this.failure ? html`<p class="notice error" role="alert">${this.failure}</p>` : ''}
       ${notificationsSupported() && Notification.permission === 'default'
         ? html`<p><button id="enable-notifications" @click=${this.enableNotifications}>Notify me when my agents need me</button></p>`
@@ -71,11 +90,12 @@ export class SvcAgents extends LitElement {
           ? html`<p class="muted">No agents.</p>`
           : html`${this.agents.some(needsYou) ? html`<p class="notice needs-you" role="status" id="needs-you-count">${this.agents.filter(needsYou).length} agent(s) need you.</p>` : ''}
             <table aria-label="Agents">
-              <thead><tr><th scope="col">Name</th><th scope="col">Phase</th><th scope="col">Activity</th><th scope="col">Detail</th><th scope="col">Cost</th></tr></thead>
+              <thead><tr><th scope="col">Name</th>${all ? html`<th scope="col">Project</th>` : ''}<th scope="col">Phase</th><th scope="col">Activity</th><th scope="col">Detail</th><th scope="col">Cost</th></tr></thead>
               <tbody aria-live="polite">
                 ${[...this.agents.filter(needsYou), ...this.agents.filter((a) => !needsYou(a))].map(
                   (a) => html`<tr data-agent=${a.id} class=${needsYou(a) ? 'needs-you' : ''}>
                     <td><a href="#/agents/${encodeURIComponent(a.id)}">${a.name}</a> ${needsYouBadge(a)}</td>
+                    ${all ? html`<td data-col="project"><a href="#/agents?project=${encodeURIComponent(a.projectId)}">${this.names.get(a.projectId) ?? a.projectId}</a></td>` : ''}
                     <td data-col="phase">${a.phase}</td>
                     <td data-col="activity">${a.activity ?? ''}</td>
                     <td>${a.detail ?? a.error ?? ''}</td>

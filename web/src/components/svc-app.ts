@@ -1,4 +1,5 @@
 import {LitElement, html, css} from 'lit'
+import {keyed} from 'lit/directives/keyed.js'
 import {api, ApiError} from '../api.js'
 import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
 import {markReady, resetReadiness} from '../readiness.js'
@@ -13,12 +14,16 @@ import './svc-agents.js'
 import './svc-agent.js'
 import './svc-templates.js'
 import './svc-adoption.js'
+import './svc-artifacts.js'
+import {notFoundView} from './not-found.js'
 
 export interface AdminStatus {
   principal: {kind: string; id: string}
   credentialKind: string
   systemAdmin: boolean
   mode: string
+  /** `server.hub.hub_name`; '' until an admin saves one. */
+  hubName?: string
   maintenance: {enabled: boolean; break_glass: boolean}
   permissions: string[]
 }
@@ -52,6 +57,7 @@ export class SvcApp extends LitElement {
     css`
       header { display: flex; align-items: center; gap: 1rem; padding: .5rem 1rem; background: #16324f; color: #fff; }
       header .mode { color: #c9d6e3; }
+      header .hub-name { font-weight: 600; padding-left: .75rem; border-left: 1px solid #4a6785; }
       header .sign-out { font-size: 12px; padding: .1rem .5rem; }
       header .who { margin-left: auto; font-size: 12px; }
       nav ul { display: flex; gap: .25rem; list-style: none; margin: 0; padding: .4rem 1rem 0; border-bottom: 1px solid #c9d1da; }
@@ -100,6 +106,7 @@ export class SvcApp extends LitElement {
       this.who = me.principal.displayName || me.principal.email || status.principal.id
       this.status = status
       this.signedOut = false
+      document.title = status.hubName ? `${status.hubName} - svc Hub` : 'svc Hub'
       // Sent here to sign in from a page route (the artifact page): go back to it.
       const back = returnTo()
       if (back) return location.replace(back)
@@ -147,7 +154,7 @@ export class SvcApp extends LitElement {
     const tabs = TABS.filter((t) => this.allowed(t))
     const name = first || tabs[0]?.route || 'projects'
     const tab = TABS.find((t) => t.route === name)
-    if (!tab) return html`<p class="notice error" role="alert">No such page: ${name}</p>`
+    if (!tab) return notFoundView(`The web client has no page "${this.route.parts.join('/')}".`)
     if (!this.allowed(tab)) return html`<p class="notice error" role="alert">You do not have permission to open ${tab.label}.</p>`
     const can = (p: string) => s.permissions.includes(p)
     switch (name) {
@@ -162,8 +169,14 @@ export class SvcApp extends LitElement {
       case 'adoption':
         return html`<svc-adoption></svc-adoption>`
       case 'agents':
-        return second ? html`<svc-agent .agentId=${second}></svc-agent>` : html`<svc-agents .projectId=${this.route.query.get('project') ?? ''}></svc-agents>`
+        // `#/agents/<id>` is one agent; anything deeper is no page of ours.
+        if (this.route.parts.length > 2) return notFoundView(`The web client has no page "${this.route.parts.join('/')}".`)
+        // A new element per project: the list (and its event filter) is that project's from the start.
+        return second ? html`<svc-agent .agentId=${second}></svc-agent>` : keyed(this.route.query.get('project') ?? '', html`<svc-agents .projectId=${this.route.query.get('project') ?? ''}></svc-agents>`)
       default:
+        // `#/projects/<id>/artifacts`: the project's artifacts; other paths under projects are no page.
+        if (second && this.route.parts[2] === 'artifacts' && this.route.parts.length === 3) return html`<svc-artifacts .projectId=${second}></svc-artifacts>`
+        if (second) return notFoundView(`The web client has no page "${this.route.parts.join('/')}".`)
         return html`<svc-projects></svc-projects>`
     }
   }
@@ -177,6 +190,7 @@ export class SvcApp extends LitElement {
     return html`
       <header>
         <strong>svc Hub</strong>
+        ${s.hubName ? html`<span class="hub-name" id="hub-name">${s.hubName}</span>` : ''}
         <span class="mode">${s.mode}</span>
         <span class="who" id="signed-in-as">Signed in as ${this.who}${s.systemAdmin ? ' (system admin)' : ''}</span>
         ${s.mode === 'hosted' && s.credentialKind === 'session' ? html`<button class="sign-out" @click=${this.signOut}>Sign out</button>` : ''}

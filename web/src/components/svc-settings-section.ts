@@ -135,6 +135,8 @@ export class SvcSettingsSection extends LitElement {
       const notices = r.notices?.length ? ` ${r.notices.join(' ')}` : ''
       this.edits = {}
       this.dispatchEvent(new CustomEvent('settings-reload', {bubbles: true, composed: true}))
+      // The shell reads its status again: the header shows a newly saved server.hub.hub_name.
+      this.dispatchEvent(new CustomEvent('svc-status-changed', {bubbles: true, composed: true}))
       this.message = {kind: 'ok', text: `Saved${rev !== undefined ? ` (revision ${rev})` : ''}.${restart}${notices}`}
     } catch (err) {
       this.showError(err)
