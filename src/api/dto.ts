@@ -180,3 +180,21 @@ export interface AdoptionCommitDto {
   coveredRecords: number
   recordIds: string[]
 }
+
+/** One file of an artifact version. */
+export interface ArtifactManifestEntry {
+  path: string
+  size: number
+  sha256: string
+  mediaType: string
+}
+
+/** An artifact with one of its versions (publish, get) and its page URL. */
+export interface ArtifactView {
+  artifact: {id: string; ref: string; title: string; owner: {kind: 'user' | 'agent'; id: string}; projectId: string; currentVersion: number; createdAt: string}
+  version: {seq: number; ref: string; createdAt: string; manifest: ArtifactManifestEntry[]}
+  url: string
+}
+
+/** An artifact of a project's list: the current version's view, and every version newest first. */
+export type ArtifactListItem = ArtifactView & {versions: ArtifactView['version'][]}

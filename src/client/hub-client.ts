@@ -1,4 +1,4 @@
-import type {AccessTokenDto, DeviceStartDto, ProjectDto} from '../api/dto.js'
+import type {AccessTokenDto, ArtifactView, DeviceStartDto, ProjectDto} from '../api/dto.js'
 import type {AgentEventDto} from '../api/agent-event.js'
 import {followAgentEvents} from './event-stream.js'
 import {requestJson, type RequestOptions} from './http.js'
@@ -102,18 +102,8 @@ export interface Me {
   token?: {id: string; projectId: string; permissions: string[]}
 }
 
-export interface ArtifactManifestEntry {
-  path: string
-  size: number
-  sha256: string
-  mediaType: string
-}
-
-export interface ArtifactResult {
-  artifact: {id: string; ref: string; title: string; owner: {kind: 'user' | 'agent'; id: string}; projectId: string; currentVersion: number; createdAt: string}
-  version: {seq: number; ref: string; createdAt: string; manifest: ArtifactManifestEntry[]}
-  url: string
-}
+export type {ArtifactManifestEntry} from '../api/dto.js'
+export type ArtifactResult = ArtifactView
 
 export type Project = ProjectDto
 

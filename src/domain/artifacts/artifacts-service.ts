@@ -2,6 +2,7 @@ import {randomUUID} from 'node:crypto'
 import type {Readable} from 'node:stream'
 import {AppError, notFound} from '../../api/app-error.js'
 import {formatArtifactRef} from '../../api/artifact-ref.js'
+import type {ArtifactListItem, ArtifactManifestEntry, ArtifactView} from '../../api/dto.js'
 import type {BlobStore} from '../../blobs/index.js'
 import type {ArtifactRow, ArtifactVersionRow, GrantRow} from '../../store/repositories/artifacts.js'
 import type {CallContext} from '../authz/context.js'
@@ -21,21 +22,8 @@ export interface ArtifactsDeps extends Deps {
   maxFileBytes: number
 }
 
-export interface ManifestEntry {
-  path: string
-  size: number
-  sha256: string
-  mediaType: string
-}
-
-export interface ArtifactView {
-  artifact: {id: string; ref: string; title: string; owner: {kind: 'user' | 'agent'; id: string}; projectId: string; currentVersion: number; createdAt: string}
-  version: {seq: number; ref: string; createdAt: string; manifest: ManifestEntry[]}
-  url: string
-}
-
-/** An artifact of a project's list: the current version's view, and every version newest first. */
-export type ArtifactListItem = ArtifactView & {versions: ArtifactView['version'][]}
+export type {ArtifactListItem, ArtifactView} from '../../api/dto.js'
+export type ManifestEntry = ArtifactManifestEntry
 
 export interface GrantView {
   kind: 'user' | 'project'

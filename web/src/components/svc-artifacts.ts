@@ -1,5 +1,5 @@
 import {html} from 'lit'
-import type {ArtifactListItem} from '../../../src/domain/artifacts/artifacts-service.js'
+import type {ArtifactListItem} from '../../../src/api/dto.js'
 import {api} from '../api.js'
 import {projectOrNull, type Project} from '../projects.js'
 import {shared} from '../styles.js'
