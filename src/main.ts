@@ -194,7 +194,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     services.agents.useSecrets((projectId, userId, keys) => secrets.valuesFor(projectId, userId, keys))
     const blobs = await blobStoreFrom(bootstrap, env)
     if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
-    else await sweepStorageOrphans(store, blobs, logger).catch((err) => logger.warn({err}, 'the storage clean-up at start failed; continuing'))
+    else await sweepStorageOrphans(store, blobs, logger, clock.now()).catch((err) => logger.warn({err}, 'the storage clean-up at start failed; continuing'))
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
     services.routePlugins.push(artifactRoutes(artifacts), artifactPageRoutes(artifacts))
     // The web client; a workstation Hub with dev auth signs its loopback browser in as the dev user.
