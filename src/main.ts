@@ -25,7 +25,9 @@ import {channelsOf, createNotifier} from './domain/events/notifications.js'
 import {delegationAdoptionRoutes} from './server/routes/delegation-adoption.js'
 import {createAdoptionService} from './domain/delegation/adoption-service.js'
 import {webRoutes} from './server/routes/web.js'
-import {createSecretsService, loadSecretsKey} from './domain/secrets/secrets-service.js'
+import {createSecretsService} from './domain/secrets/secrets-service.js'
+import {loadSecretsKey} from './domain/secrets/sealing.js'
+import {sealPlaintextBrokerSecrets} from './domain/brokers/broker-secrets.js'
 import {secretRoutes} from './server/routes/secrets.js'
 import {DEV_USER} from './domain/hub-config.js'
 import type {Services} from './domain/services.js'
@@ -131,7 +133,16 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
   const store = await openStore({driver: v['server.database.driver'] as 'sqlite' | 'postgres', url: String(v['server.database.url'])})
   try {
     const clock = opts.clock ?? systemClock
-    const {applied} = await store.migrate({afterSchema: () => runDelegationStartup(store, clock, logger, opts.delegationStartup)})
+    // Secret values and broker secrets are sealed with SVC_SECRETS_KEY or ~/.svc/secrets.key (read on first use).
+    let key: Buffer | null = null
+    const secretsKey = () => (key ??= loadSecretsKey(env, `${paths(env).home}/secrets.key`))
+    const {applied} = await store.migrate({
+      afterSchema: async () => {
+        await runDelegationStartup(store, clock, logger, opts.delegationStartup)
+        // Fails start-up when it fails: a plaintext secret left behind would no longer verify.
+        await sealPlaintextBrokerSecrets(store, secretsKey, logger)
+      },
+    })
     if (applied.length) logger.info({applied}, 'database migrated')
     const deps: Deps = {store, clock, logger, config}
     const tunnels = new TunnelRegistry()
@@ -161,7 +172,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     })
     await telemetry.start()
     deps.telemetry = telemetry.emit
-    const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings})
+    const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings, secretsKey})
     // Agent events: this replica's feed of the log, the SSE route, and webhook notifications.
     await services.agentFeed.start()
     const heartbeatMs = Number(env.SVC_EVENTS_HEARTBEAT_MS) || undefined
@@ -173,17 +184,15 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     notifier.start()
     services.routePlugins.push(adminSettingsRoutes(settings, {notifications: () => notifier.status()}))
     services.routePlugins.push(delegationAdoptionRoutes(createAdoptionService(deps)))
-    // Secret values are encrypted with SVC_SECRETS_KEY or ~/.svc/secrets.key (read on first use).
-    let secretsKey: Buffer | null = null
     const secrets = createSecretsService(deps, {
-      key: () => (secretsKey ??= loadSecretsKey(env, `${paths(env).home}/secrets.key`)),
+      key: secretsKey,
       userScopeOnly: () => (settings.resolved() as {agent_secrets?: {user_scope_only?: unknown}}).agent_secrets?.user_scope_only === true,
     })
     services.routePlugins.push(secretRoutes(secrets))
     services.agents.useSecrets((projectId, userId, keys) => secrets.valuesFor(projectId, userId, keys))
     const blobs = await blobStoreFrom(bootstrap, env)
     if (!blobs) logger.warn({provider: v['server.storage.provider']}, 'no artifact storage configured: artifact routes answer 503')
-    else await sweepStorageOrphans(store, blobs, logger).catch((err) => logger.warn({err}, 'the storage clean-up at start failed; continuing'))
+    else await sweepStorageOrphans(store, blobs, logger, clock.now()).catch((err) => logger.warn({err}, 'the storage clean-up at start failed; continuing'))
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
     services.routePlugins.push(artifactRoutes(artifacts), artifactPageRoutes(artifacts))
     // The web client; a workstation Hub with dev auth signs its loopback browser in as the dev user.

@@ -1,16 +1,16 @@
-import pino from 'pino'
 import {AppError} from './api/app-error.js'
 import type {Bootstrap} from './config/bootstrap.js'
 import {createHub, listenHub, type Hub} from './main.js'
+import {hubLogger} from './hub-logger.js'
 
 /**
- * Runs a Hub as the foreground process: logs to stderr with pino, and on SIGINT or SIGTERM
+ * Runs a Hub as the foreground process: logs to stderr (hub-logger.ts), and on SIGINT or SIGTERM
  * stops accepting, lets in-flight requests finish and closes the database. Signal handlers are
  * installed before anything starts, so a signal during start-up also shuts down cleanly.
  * A second signal exits at once.
  */
 export async function startServer(bootstrap: Bootstrap): Promise<{url: string; stopped: Promise<void>}> {
-  const logger = pino({level: bootstrap.logLevel, base: {svc: 'hub'}}, pino.destination(2))
+  const logger = hubLogger(bootstrap)
   let hub: Hub | null = null
   // True once listenHub returned: closing the Hub while it still starts (e.g. while the
   // co-located broker connects) left listenHub awaiting a promise nothing would settle, and

@@ -49,11 +49,12 @@ export interface BlobStore {
   /** A short-lived URL that serves `key` directly (object storage only). */
   presign?(key: string, opts: PresignOptions): Promise<string>
   /**
-   * Start-up clean-up (local storage only): removes every temporary upload file, which only an
-   * upload in flight may hold, and lists the keys under `prefix` for the orphan sweep.
+   * Start-up clean-up (domain/artifacts/orphan-sweep.ts). `clearTemp` (local storage) removes
+   * every temporary upload file, which only an upload in flight may hold. `keys` lists the keys
+   * under `prefix` last written at or before `notAfter`.
    */
   clearTemp?(): Promise<number>
-  keys?(prefix: string): Promise<string[]>
+  keys(prefix: string, notAfter: Date): Promise<string[]>
 }
 
 const SEGMENT = /^[A-Za-z0-9._-]+$/

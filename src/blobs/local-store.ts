@@ -56,10 +56,17 @@ export function createLocalBlobStore(root: string): BlobStore {
       for (const n of names) await rm(join(tmpDir, n), {force: true, recursive: true})
       return names.length
     },
-    async keys(prefix: string) {
+    async keys(prefix: string, notAfter: Date) {
       const dir = pathOf(prefix)
       const entries = await readdir(dir, {recursive: true, withFileTypes: true}).catch(() => [])
-      return entries.filter((e) => e.isFile()).map((e) => relative(root, join(e.parentPath, e.name)).split(sep).join('/'))
+      const out: string[] = []
+      for (const e of entries) {
+        if (!e.isFile()) continue
+        const file = join(e.parentPath, e.name)
+        const st = await stat(file).catch(() => null)
+        if (st && st.mtimeMs <= notAfter.getTime()) out.push(relative(root, file).split(sep).join('/'))
+      }
+      return out
     },
   }
 }

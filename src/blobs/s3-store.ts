@@ -6,6 +6,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
@@ -150,6 +151,17 @@ export function createS3BlobStore(o: S3Options): BlobStore {
     async delete(key) {
       assertKey(key)
       await remove(key)
+    },
+    async keys(prefix, notAfter) {
+      assertKey(prefix)
+      const out: string[] = []
+      let ContinuationToken: string | undefined
+      do {
+        const r = await client.send(new ListObjectsV2Command({Bucket, Prefix: `${prefix}/`, ContinuationToken}))
+        for (const o of r.Contents ?? []) if (o.Key && o.LastModified && o.LastModified.getTime() <= notAfter.getTime()) out.push(o.Key)
+        ContinuationToken = r.IsTruncated ? r.NextContinuationToken : undefined
+      } while (ContinuationToken)
+      return out
     },
     async presign(key: string, p: PresignOptions) {
       assertKey(key)

@@ -61,6 +61,8 @@ export interface ServiceOptions {
   gateway: BrokerGateway
   agentSettings: AgentSettingsSource
   settings?: SettingsService
+  /** The Hub's secrets key (sealing.ts), loaded on first use: broker secrets are sealed with it. */
+  secretsKey: () => Buffer
 }
 
 export function createServices(deps: Deps, opts: ServiceOptions): Services {
@@ -84,7 +86,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     users,
     projects,
     projectSettings: createProjectSettingsService(deps, projects, async () => (await opts.agentSettings()).defaults),
-    brokers: createBrokersService(deps, (id) => opts.gateway.isConnected(id)),
+    brokers: createBrokersService(deps, (id) => opts.gateway.isConnected(id), opts.secretsKey),
     agents,
     agentTokens,
     review: createReviewService(deps, {access, gateway: opts.gateway}),

@@ -1,20 +1,16 @@
 import http from 'node:http'
-import {mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {ListObjectsV2Command, S3Client} from '@aws-sdk/client-s3'
-import S3rver from 's3rver'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {listen, rawRequest, sha256} from '../helpers/artifacts.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
+import {startS3, type TestS3} from '../helpers/s3-server.js'
 
 const BUCKET = 'svc-artifacts'
 const MAX = 12 * 1024 * 1024
 
 /** Artifacts on S3-compatible storage: a real s3rver on loopback, checking signatures and expiry. */
 describeEachDialect('artifacts on S3-compatible storage', (dialect) => {
-  let s3dir: string
-  let s3: S3rver
+  let s3: TestS3
   let endpoint: string
   let hub: TestHub
   let base: string
@@ -34,32 +30,17 @@ describeEachDialect('artifacts on S3-compatible storage', (dialect) => {
     })
 
   beforeAll(async () => {
-    s3dir = mkdtempSync(join(tmpdir(), 'svc-s3rver-'))
-    s3 = new S3rver({address: '127.0.0.1', port: 0, silent: true, directory: s3dir, configureBuckets: [{name: BUCKET, configs: []}]})
-    const addr = await s3.run()
-    endpoint = `http://127.0.0.1:${addr.port}`
-    client = new S3Client({endpoint, region: 'us-east-1', forcePathStyle: true, credentials: {accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER'}, requestChecksumCalculation: 'WHEN_REQUIRED'})
-    hub = await startTestHub(dialect, {
-      flags: {hosted: true},
-      env: {
-        SVC_SERVER_AUTH_DEVMODE: 'true',
-        SVC_SERVER_STORAGE_PROVIDER: 's3',
-        SVC_SERVER_STORAGE_ENDPOINT: endpoint,
-        SVC_SERVER_STORAGE_BUCKET: BUCKET,
-        SVC_SERVER_STORAGE_ACCESSKEYID: 'S3RVER',
-        SVC_SERVER_STORAGE_SECRETACCESSKEY: 'S3RVER',
-        SVC_ARTIFACTS_MAXFILEBYTES: String(MAX),
-      },
-    })
+    s3 = await startS3(BUCKET)
+    endpoint = s3.endpoint
+    client = s3.client
+    hub = await startTestHub(dialect, {flags: {hosted: true}, env: {...s3.env, SVC_ARTIFACTS_MAXFILEBYTES: String(MAX)}})
     expect(hub.blobs?.kind).toBe('s3')
     base = await listen(hub)
     project = (await hub.request('POST', '/api/v1/projects/register', {body: {name: 's3-project'}})).body.project.id
   })
   afterAll(async () => {
     await hub?.dispose()
-    client?.destroy()
     await s3?.close()
-    rmSync(s3dir, {recursive: true, force: true})
   })
 
   it('publishes with a known length (one streaming PUT) and redirects reads to a short-lived signed URL', async () => {

@@ -3,16 +3,26 @@ import type {BlobStore} from '../../blobs/blob-store.js'
 import type {Store} from '../../store/store.js'
 
 /**
- * At Hub start, on local storage: removes temporary upload files (an upload cut by a crash or
- * kill -9 leaves its `.part` behind) and artifact blobs no file row references (written, then
- * the process died before the row committed). The local store belongs to this one Hub, so
- * nothing else can have an upload in flight while it starts. Object storage is left alone: its
- * abandoned uploads are removed by the store's own retries (s3-store.ts).
+ * How long a blob with no file row is left alone, by storage kind. An artifact's blob is written
+ * first and its row committed after (artifacts-service.ts), so a blob without a row may be an
+ * upload about to commit. Local storage belongs to this one Hub, and nothing of it is in flight
+ * while it starts. A bucket is shared by every replica of a hosted Hub: a recent object may be
+ * another replica's upload. An upload cannot outlive the request timeout (2 min); an hour also
+ * covers a clock difference between the Hub and the object store, whose write times are compared.
  */
-export async function sweepStorageOrphans(store: Store, blobs: BlobStore, logger: Logger): Promise<{temp: number; orphans: number}> {
-  if (!blobs.clearTemp || !blobs.keys) return {temp: 0, orphans: 0}
-  const temp = await blobs.clearTemp()
-  const keys = await blobs.keys('artifacts')
+export const ORPHAN_GRACE_MS: Record<BlobStore['kind'], number> = {local: 0, s3: 60 * 60 * 1000}
+
+/**
+ * At Hub start: removes temporary upload files (local storage: an upload cut by a crash or
+ * kill -9 leaves its `.part` behind) and artifact blobs no file row references, older than the
+ * storage's grace (written, then the process died before the row committed; or an artifact
+ * deleted, then the process died before its blobs were). The listing is the store's own
+ * (files or bucket objects); the decision is made here, the same for both.
+ * Incomplete multipart uploads in a bucket are the bucket's lifecycle rule's to abort.
+ */
+export async function sweepStorageOrphans(store: Store, blobs: BlobStore, logger: Logger, now: Date): Promise<{temp: number; orphans: number}> {
+  const temp = blobs.clearTemp ? await blobs.clearTemp() : 0
+  const keys = await blobs.keys('artifacts', new Date(now.getTime() - ORPHAN_GRACE_MS[blobs.kind]))
   const referenced = await store.artifacts.referencedBlobKeys(keys)
   let orphans = 0
   for (const key of keys) {
@@ -20,6 +30,6 @@ export async function sweepStorageOrphans(store: Store, blobs: BlobStore, logger
     await blobs.delete(key)
     orphans++
   }
-  if (temp || orphans) logger.info({temp, orphans}, 'removed leftover upload files and unreferenced artifact blobs from storage')
+  if (temp || orphans) logger.info({temp, orphans, storage: blobs.kind}, 'removed leftover upload files and unreferenced artifact blobs from storage')
   return {temp, orphans}
 }

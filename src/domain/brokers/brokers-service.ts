@@ -6,6 +6,7 @@ import {iso} from '../shared/clock.js'
 import {hashSecret, newId} from '../shared/secrets.js'
 import {randomBytes} from 'node:crypto'
 import type {Deps} from '../deps.js'
+import {openBrokerSecret, sealBrokerSecret} from './broker-secrets.js'
 
 export const JOIN_TOKEN_TTL_MS = 60 * 60 * 1000
 const JOIN_PREFIX = 'svc_join_'
@@ -27,7 +28,8 @@ export type ConnectedCheck = (brokerId: string) => boolean
 // A nonce must be remembered for as long as its timestamp can pass the skew check: both sides.
 const NONCE_WINDOW_MS = MAX_SKEW_SECONDS * 2 * 1000
 
-export function createBrokersService(deps: Deps, isConnected: ConnectedCheck) {
+/** `secretsKey` seals broker secrets at rest (loaded on first use; see broker-secrets.ts). */
+export function createBrokersService(deps: Deps, isConnected: ConnectedCheck, secretsKey: () => Buffer) {
   const {store, clock} = deps
   const nonces = new NonceCache()
   const now = () => iso(clock.now())
@@ -65,7 +67,7 @@ export function createBrokersService(deps: Deps, isConnected: ConnectedCheck) {
       const brokerId = await store.brokers.useJoinToken(hashSecret(input.joinToken), now())
       if (!brokerId) throw new AppError('unauthorized', 'join token unknown, expired or already used; register the broker again')
       const secret = BROKER_SECRET_PREFIX + randomBytes(32).toString('hex')
-      await store.brokers.setSecret(brokerId, secret, now())
+      await store.brokers.setSecret(brokerId, sealBrokerSecret(secretsKey(), brokerId, secret), now())
       deps.logger.info({brokerId}, 'broker joined')
       return {brokerId, secret}
     },
@@ -76,9 +78,20 @@ export function createBrokersService(deps: Deps, isConnected: ConnectedCheck) {
      */
     async colocatedIdentity(createdBy: string): Promise<{brokerId: string; secret: string}> {
       const existing = await store.brokers.colocated()
-      if (existing?.secret) return {brokerId: existing.id, secret: existing.secret}
       const secret = BROKER_SECRET_PREFIX + randomBytes(32).toString('hex')
-      const b = await store.brokers.insert({id: newId(), name: 'co-located', colocated: true, createdBy, now: now(), secret})
+      if (existing?.secret) {
+        try {
+          return {brokerId: existing.id, secret: openBrokerSecret(secretsKey(), existing.id, existing.secret)}
+        } catch {
+          // Sealed under a key this Hub no longer has (~/.svc/secrets.key replaced): the Hub
+          // starts this broker itself, so it issues a new secret rather than refusing to start.
+          deps.logger.warn({brokerId: existing.id}, 'the co-located broker secret does not open with the secrets key; issuing a new one')
+          await store.brokers.setSecret(existing.id, sealBrokerSecret(secretsKey(), existing.id, secret), now())
+          return {brokerId: existing.id, secret}
+        }
+      }
+      const id = newId()
+      const b = await store.brokers.insert({id, name: 'co-located', colocated: true, createdBy, now: now(), secret: sealBrokerSecret(secretsKey(), id, secret)})
       return {brokerId: b.id, secret}
     },
 
@@ -89,8 +102,16 @@ export function createBrokersService(deps: Deps, isConnected: ConnectedCheck) {
     async verifySigned(headers: Record<string, string | string[] | undefined>, method: string, url: string, body: string | Buffer): Promise<string> {
       const brokerId = headers[SIGNATURE_HEADERS.brokerId]
       if (typeof brokerId !== 'string') throw new AppError('unauthorized', 'broker signature headers missing')
-      const secret = await store.brokers.secretOf(brokerId)
-      if (!secret) throw new AppError('unauthorized', 'unknown broker')
+      const stored = await store.brokers.secretOf(brokerId)
+      if (!stored) throw new AppError('unauthorized', 'unknown broker')
+      let secret: string
+      try {
+        secret = openBrokerSecret(secretsKey(), brokerId, stored)
+      } catch {
+        // Replicas with different SVC_SECRETS_KEY values, or a replaced key file: the operator's to fix.
+        deps.logger.error({brokerId}, 'a broker secret does not open with this Hub\'s secrets key (do all replicas share SVC_SECRETS_KEY?)')
+        throw new AppError('unauthorized', 'broker signature refused: the Hub cannot read this broker\'s secret')
+      }
       const failure = verifySignature(secret, headers, method, url, body, clock.now().getTime())
       if (failure) throw new AppError('unauthorized', `broker signature refused: ${failure.replace('_', ' ')}`)
       // The process cache turns away a replay to this replica without a write; the database

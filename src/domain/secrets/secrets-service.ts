@@ -1,6 +1,3 @@
-import {createCipheriv, createDecipheriv, randomBytes} from 'node:crypto'
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {dirname} from 'node:path'
 import {AppError, notFound} from '../../api/app-error.js'
 import type {SecretScope} from '../../store/repositories/project-secrets.js'
 import type {CallContext} from '../authz/context.js'
@@ -9,6 +6,7 @@ import type {ProjectRole} from '../authz/permissions.js'
 import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
 import {createWalkGuard} from '../delegation/walk-guard.js'
+import {openSealed, seal} from './sealing.js'
 
 export interface SecretView {
   key: string
@@ -20,45 +18,6 @@ export interface SecretView {
 }
 
 const KEY_RE = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/
-
-/**
- * The encryption key of secret values: `SVC_SECRETS_KEY` (64 hex characters) when set — replicas
- * of a hosted Hub must share it — else `~/.svc/secrets.key`, created (mode 0600) on first use.
- */
-export function loadSecretsKey(env: NodeJS.ProcessEnv, file: string): Buffer {
-  if (env.SVC_SECRETS_KEY) {
-    if (!/^[0-9a-fA-F]{64}$/.test(env.SVC_SECRETS_KEY)) throw new Error('SVC_SECRETS_KEY: expected 64 hex characters (32 bytes)')
-    return Buffer.from(env.SVC_SECRETS_KEY, 'hex')
-  }
-  try {
-    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex')
-  } catch {
-    mkdirSync(dirname(file), {recursive: true})
-    const key = randomBytes(32)
-    try {
-      writeFileSync(file, key.toString('hex') + '\n', {mode: 0o600, flag: 'wx'})
-      return key
-    } catch {
-      return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex')
-    }
-  }
-}
-
-function seal(key: Buffer, aad: string, value: string): string {
-  const iv = randomBytes(12)
-  const c = createCipheriv('aes-256-gcm', key, iv)
-  c.setAAD(Buffer.from(aad))
-  const body = Buffer.concat([c.update(value, 'utf8'), c.final()])
-  return [iv, c.getAuthTag(), body].map((b) => b.toString('base64url')).join('.')
-}
-
-export function openSealed(key: Buffer, aad: string, sealed: string): string {
-  const [iv, tag, body] = sealed.split('.').map((s) => Buffer.from(s, 'base64url'))
-  const d = createDecipheriv('aes-256-gcm', key, iv)
-  d.setAAD(Buffer.from(aad))
-  d.setAuthTag(tag)
-  return Buffer.concat([d.update(body), d.final()]).toString('utf8')
-}
 
 /**
  * Project and user secrets (`/api/v1/projects/:id/secrets`). Values are encrypted at rest and

@@ -34,6 +34,7 @@ const toBroker = (r: Selectable<BrokersTable>): Broker => ({
 })
 
 export const brokersRepo = (db: Kysely<Database>) => ({
+  /** `secret` is stored as given: the domain seals it first (domain/brokers/broker-secrets.ts). */
   async insert(b: {id: string; name: string; colocated: boolean; createdBy: string; now: string; secret?: string | null}): Promise<Broker> {
     const r = await db
       .insertInto('brokers')
@@ -50,7 +51,7 @@ export const brokersRepo = (db: Kysely<Database>) => ({
     const r = await db.selectFrom('brokers').selectAll().where('colocated', '=', 1).orderBy('created_at').executeTakeFirst()
     return r ? {...toBroker(r), secret: r.secret} : null
   },
-  /** The broker's signing secret (null until it joined). */
+  /** The broker's stored (sealed) signing secret; null until it joined. */
   async secretOf(id: string): Promise<string | null> {
     const r = await db.selectFrom('brokers').select('secret').where('id', '=', id).executeTakeFirst()
     return r?.secret ?? null
@@ -61,6 +62,16 @@ export const brokersRepo = (db: Kysely<Database>) => ({
   },
   async setSecret(id: string, secret: string, now: string): Promise<void> {
     await db.updateTable('brokers').set({secret, joined_at: now, updated_at: now, status: 'offline'}).where('id', '=', id).execute()
+  },
+  /** Every stored secret (the start-up sealing of plaintext ones). */
+  async storedSecrets(): Promise<Array<{id: string; secret: string}>> {
+    const rows = await db.selectFrom('brokers').select(['id', 'secret']).where('secret', 'is not', null).execute()
+    return rows.map((r) => ({id: r.id, secret: r.secret!}))
+  },
+  /** Replaces a stored secret only if it still is `from` (compare-and-set); true when it was. */
+  async replaceSecret(id: string, from: string, to: string): Promise<boolean> {
+    const r = await db.updateTable('brokers').set({secret: to}).where('id', '=', id).where('secret', '=', from).executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
   },
   async markConnected(id: string, info: {capabilities: string[]; runtimes: string[]; version: string}, now: string): Promise<void> {
     await db
