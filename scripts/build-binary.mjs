@@ -235,11 +235,18 @@ const LOADER = `'use strict'
 // scripts/build-binary.mjs.
 const sea = require('node:sea')
 const vm = require('node:vm')
+if (process.argv[2] === 'hook') {
+  // A harness hook (every tool call waits for it): the small hook bundle alone, never the CLI's.
+  const hook = {exports: {}}
+  new vm.Script(${JSON.stringify(WRAP[0])} + sea.getAsset('hook.cjs', 'utf8') + ${JSON.stringify(WRAP[1])}, {filename: 'hook.cjs'}).runInThisContext()(hook.exports, require, hook, __filename, __dirname)
+  hook.exports.main(process.argv.slice(3))
+} else {
 ${vendorLoader("sea.getAsset('vendor.cjs', 'utf8')", "Buffer.from(sea.getRawAsset('vendor.cache'))")}
 const source = ${JSON.stringify(WRAP[0])} + sea.getAsset('svc.cjs', 'utf8') + ${JSON.stringify(WRAP[1])}
 const script = new vm.Script(source, {filename: 'svc.cjs', cachedData: Buffer.from(sea.getRawAsset('svc.cache'))})
 if (process.env.SVC_SEA_CODE_CACHE_CHECK) process.stderr.write('svc code cache ' + (script.cachedDataRejected ? 'rejected' : 'accepted') + '\\n')
 script.runInThisContext()(exports, require, module, __filename, __dirname)
+}
 `
 
 /**
@@ -316,6 +323,20 @@ try {
     plugins: [patchPlugin, builtinImportPlugin, absentOptionalPlugin],
     logLevel: 'warning',
   })
+  const hookBundle = join(work, 'hook.cjs')
+  await build({
+    entryPoints: [join(root, 'src/cli/hook-main.ts')],
+    outfile: hookBundle,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'none',
+    plugins: [builtinImportPlugin],
+    logLevel: 'warning',
+  })
   writeFileSync(join(work, 'meta.json'), JSON.stringify(result.metafile))
   const want = Object.keys(manifest.commands).sort().join(' ')
   if ((lazyIds ?? []).slice().sort().join(' ') !== want) throw new Error(`build:binary: the lazy registry (${lazyIds}) differs from COMMANDS in dist/cli.js (${want}); run npm run build`)
@@ -336,7 +357,7 @@ try {
     disableExperimentalSEAWarning: true,
     useSnapshot: false,
     useCodeCache: true,
-    assets: {'svc.cjs': bundle, 'svc.cache': cache, 'vendor.cjs': vendorBundle, 'vendor.cache': vendorCache, 'better_sqlite3.node': addon},
+    assets: {'svc.cjs': bundle, 'svc.cache': cache, 'hook.cjs': hookBundle, 'vendor.cjs': vendorBundle, 'vendor.cache': vendorCache, 'better_sqlite3.node': addon},
   }
   writeFileSync(join(work, 'sea-config.json'), JSON.stringify(seaConfig, null, 2))
   execFileSync(baseNode, ['--experimental-sea-config', join(work, 'sea-config.json')], {stdio: ['ignore', 'ignore', 'inherit'], env: {...process.env, NODE_EXTRA_CA_CERTS: ''}})

@@ -117,6 +117,36 @@ afterAll(async () => {
 })
 
 describe('the single executable, alone in an empty directory', () => {
+  it('svc hook runs from its own small bundle: one status report, exit 0, nothing printed', async () => {
+    const got: Array<{url: string; auth: string; body: unknown}> = []
+    const receiver = http.createServer((req, res) => {
+      let body = ''
+      req.on('data', (d) => (body += d))
+      req.on('end', () => {
+        got.push({url: req.url ?? '', auth: req.headers.authorization ?? '', body: JSON.parse(body)})
+        res.end('{}')
+      })
+    })
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+    try {
+      const port = (receiver.address() as {port: number}).port
+      // With SVC_SEA_CODE_CACHE_CHECK the loader says so whenever it compiles the CLI bundle: a
+      // hook must not (it is the hot path), so nothing may be printed.
+      const hookEnv = {...env, SVC_HUB_ENDPOINT: `http://127.0.0.1:${port}`, SVC_AUTH_TOKEN: 'svc_agt_smoke', SVC_AGENT_ID: 'agent-1', SVC_SEA_CODE_CACHE_CHECK: '1'}
+      const child = spawn(svc, ['hook', 'claude', 'PreToolUse'], {cwd: join(work, 'cwd'), env: hookEnv, stdio: ['pipe', 'pipe', 'pipe']})
+      let out = ''
+      child.stdout!.on('data', (d) => (out += d))
+      child.stderr!.on('data', (d) => (out += d))
+      child.stdin!.end(JSON.stringify({hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: {command: 'npm test'}}))
+      const code = await new Promise((r) => child.on('exit', r))
+      expect(code).toBe(0)
+      expect(out).toBe('')
+      expect(got).toEqual([{url: '/api/v1/agents/agent-1/status', auth: 'Bearer svc_agt_smoke', body: expect.objectContaining({activity: 'executing', detail: 'Bash: npm test'})}])
+    } finally {
+      receiver.close()
+    }
+  })
+
   it('--version names svc, its version and the Node it embeds', () => {
     expect(readdirSync(join(work, 'bin'))).toEqual(['svc'])
     const r = run(['--version'])
