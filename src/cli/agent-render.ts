@@ -33,7 +33,6 @@ export function agentFields(a: Agent): string {
     ['Turns', a.turns ? String(a.turns) : null],
     ['Broker', a.brokerId],
     ['Error', a.error],
-    ['Turns', a.turns ? a.turns : null],
     ['Usage', usageOf(a)],
     ['Created', `${a.createdAt} by ${a.createdBy.kind} ${a.createdBy.id}`],
     ['Last heartbeat', a.lastHeartbeatAt],

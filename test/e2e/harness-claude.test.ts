@@ -1,21 +1,26 @@
-import {execFileSync} from 'node:child_process'
+import {execFileSync, spawn} from 'node:child_process'
+import {createHmac} from 'node:crypto'
+import {createServer, type Server} from 'node:http'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
+import {BIN, cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
 import {tmuxAt, waitFor} from '../helpers/live-hub.js'
 import {startAnthropicServer, userText, type AnthropicServer} from '../helpers/model-servers/anthropic.js'
 
 const BIN_DIR = fileURLToPath(new URL('../../node_modules/.bin', import.meta.url))
 const KEY = 'sk-ant-e2e-key-for-the-scripted-server-0123456789'
+const WEBHOOK_SECRET = 'e2e-webhook-secret'
 
 /**
  * Done-when of the real-agents issue for Claude Code: a real `svc server start` (SQLite) whose
  * co-located broker runs the real `claude` CLI in tmux, in a git worktree of a registered
  * checkout; only the model endpoint is fake (the scripted Anthropic server). The agent is watched
- * through GET /api/v1/agents/:id, as a client would.
+ * through GET /api/v1/agents/:id, as a client would. The attention issue's done-when rides along:
+ * `svc agent wait --for input` returns at Claude Code's permission prompt, a configured webhook
+ * receives that event once, signed, and `svc agent get` shows the session's tokens and cost.
  */
 describe('svc agent with the claude harness on a workstation Hub', {timeout: 300_000}, () => {
   const root = mkdtempSync(join(tmpdir(), 'svc-e2e-claude-'))
@@ -27,6 +32,8 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
   let env: NodeJS.ProcessEnv
   let token: string
   let agent: {id: string; workspace?: {path: string; branch: string}}
+  let hooks: Server
+  const deliveries: Array<{headers: Record<string, string | string[] | undefined>; raw: string}> = []
   const tmux = (...args: string[]) => tmuxAt(tmuxDir, args)
   const pane = () => tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout
   const svc = (args: string[], opts: {cwd?: string} = {}) => runCli(args, {env, cwd: opts.cwd ?? checkout, timeoutMs: 90_000})
@@ -52,7 +59,21 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
   beforeAll(async () => {
     for (const d of [home, tmuxDir, checkout, join(home, '.svc')]) mkdirSync(d, {recursive: true})
     model = await startAnthropicServer()
-    writeFileSync(join(home, '.svc', 'settings.yaml'), `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n`)
+    hooks = createServer((req, res) => {
+      let raw = ''
+      req.on('data', (d) => (raw += d))
+      req.on('end', () => {
+        deliveries.push({headers: req.headers, raw})
+        res.end()
+      })
+    })
+    await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r))
+    const hooksUrl = `http://127.0.0.1:${(hooks.address() as {port: number}).port}/hook`
+    writeFileSync(
+      join(home, '.svc', 'settings.yaml'),
+      `schema_version: "1"\nserver:\n  notification_channels:\n    - type: webhook\n      url: ${hooksUrl}\n      events: [waiting_for_input]\n      secret: ${WEBHOOK_SECRET}\n` +
+        `harness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n`,
+    )
     git('init', '-q', '-b', 'main')
     writeFileSync(join(checkout, 'README.md'), '# demo\n')
     git('add', '-A')
@@ -76,6 +97,7 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
     tmux('kill-server')
     await waitFor(() => pids.every((pid) => !existsSync(`/proc/${pid}`)), 15_000, 'the harness processes to exit').catch(() => {})
     await model?.close()
+    hooks?.close()
     rmSync(root, {recursive: true, force: true, maxRetries: 10, retryDelay: 200})
   })
 
@@ -102,8 +124,22 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
     release()
 
     await agentUntil((a) => a.activity === 'executing' && a.detail === 'Bash: sleep 8', 'executing "Bash: sleep 8" while the tool runs')
+    // Someone waits for the agent to need them: the wait returns at the permission prompt.
+    const wait = spawn(process.execPath, [BIN, 'agent', 'wait', 'fix', '--for', 'input', '--json'], {cwd: checkout, env, stdio: ['ignore', 'pipe', 'pipe']})
+    let waitOut = ''
+    wait.stdout!.on('data', (d) => (waitOut += d))
+    const waitCode = await new Promise<number | null>((r) => wait.on('exit', r))
+    expect(waitCode, waitOut).toBe(0)
+    const waited = JSON.parse(waitOut).agent
+    expect(waited).toMatchObject({id: agent.id, phase: 'running', activity: 'waiting_for_input'})
+    expect(waited.detail).toContain('echo hello > hello.txt')
     const waiting = await agentUntil((a) => a.activity === 'waiting_for_input', 'waiting_for_input at the permission prompt')
     expect(waiting.detail).toContain('echo hello > hello.txt')
+    // The webhook got the event, signed with the channel's secret.
+    await waitFor(() => deliveries.length > 0, 30_000, 'the waiting_for_input webhook')
+    const [hook] = deliveries
+    expect(hook.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', WEBHOOK_SECRET).update(hook.raw).digest('hex')}`)
+    expect(JSON.parse(hook.raw)).toMatchObject({event: 'waiting_for_input', agent: {id: agent.id, name: 'fix', activity: 'waiting_for_input'}})
     expect(pane()).toMatch(/Do you want to proceed\?/)
     const keys = await svc(['keys', 'fix', 'Enter', '--json'])
     expect(keys.code, keys.stderr + keys.stdout).toBe(0)
@@ -111,6 +147,16 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
     const idle = await agentUntil((a) => a.activity === 'idle', 'idle after the turn')
     // One turn ended (counted for max_turns).
     expect(idle.turns).toBe(1)
+    // Exactly one delivery for the one time the agent needed its person.
+    expect(deliveries).toHaveLength(1)
+    // The session's usage, from the hook's Stop report: three model calls of the scripted usage.
+    const u = model.usage
+    expect(idle.usage).toMatchObject({modelCalls: 3, inputTokens: 3 * u.input_tokens, outputTokens: 3 * u.output_tokens, cacheReadTokens: 3 * u.cache_read_input_tokens, cacheWriteTokens: 3 * u.cache_creation_input_tokens})
+    expect(idle.usage.costUsd).toBeGreaterThan(0)
+    const shown = await svc(['agent', 'get', 'fix'])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout.match(/^Turns:/gm)).toEqual(['Turns:'])
+    expect(shown.stdout).toMatch(new RegExp(`Usage:\\s+${3 * u.input_tokens} in, ${3 * u.output_tokens} out, ${3 * (u.cache_read_input_tokens + u.cache_creation_input_tokens)} cache, 3 model calls, \\$\\d+\\.\\d+`))
     const ws = idle.workspace
     expect(readFileSync(join(ws.path, 'hello.txt'), 'utf8')).toBe('hello\n')
     expect(execFileSync('git', ['branch', '--show-current'], {cwd: ws.path, encoding: 'utf8'}).trim()).toBe('svc/fix')
