@@ -4,9 +4,9 @@
  * then start `[executable, ...args]` on the runtime in the workspace. Refusals come before
  * anything is made; a failure after that removes what this start made.
  */
-import {accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {homedir} from 'node:os'
-import {delimiter, dirname, isAbsolute, join, resolve, sep} from 'node:path'
+import {dirname, join, resolve, sep} from 'node:path'
 import type {AgentWorkspace} from '../api/dto.js'
 import {resolveHarness, type HarnessConfig} from './harness.js'
 import {prepareHarnessHome} from './harnesses/prepare-home.js'
@@ -14,7 +14,7 @@ import {harnessModule} from './harnesses/registry.js'
 import type {LaunchContext} from './harnesses/types.js'
 import type {Runtime, RuntimeHandle} from './runtime.js'
 import {selfCommand} from './self-command.js'
-import {worktreeGitPaths} from './sandbox/host.js'
+import {executableReadable, findExecutable, worktreeGitPaths} from './sandbox/host.js'
 import {WorkspaceRefusal} from './workspace/refusal.js'
 import {createWorkspace, removeWorkspace, type WorkspaceRequest} from './workspace/worktree.js'
 
@@ -78,18 +78,19 @@ export const agentWorkdir = (stateDir: string, agentId: string) => join(stateDir
 /** The agent's token, kept fresh by the broker; the agent's svc reads it (SVC_AUTH_TOKEN_FILE). */
 export const agentTokenFile = (home: string) => join(home, '.svc', 'agent-token')
 
-/** The executable's absolute path on `PATH`, or null. */
-export function findExecutable(name: string, path: string | undefined): string | null {
-  const candidates = isAbsolute(name) ? [name] : (path ?? '').split(delimiter).filter(Boolean).map((d) => join(d, name))
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK)
-      return c
-    } catch {
-      // next directory
-    }
-  }
-  return null
+/**
+ * A harness CLI in a container without a harness image: the agent base image has none, so the
+ * broker's own npm installation (found on its PATH, inside a node_modules tree) is mounted
+ * read-only at its host path and run from there, as the svc program is. Answers the paths to
+ * mount, the executable first; none when the local runtime runs it, when the harness config
+ * names an image (that image brings its own), or when it is not an npm installation (a system
+ * program such as the shell's is the image's own).
+ */
+function containerHarness(runtime: Runtime, mod: ReturnType<typeof harnessModule>, image: string | undefined, executable: string, path: string | undefined): string[] {
+  if (runtime.type === 'local' || image || !mod || mod.type === 'shell') return []
+  const found = findExecutable(executable, path ?? process.env.PATH)
+  const paths = found ? executableReadable(found) : []
+  return paths.length === 2 && paths[1].endsWith('/node_modules') ? paths : []
 }
 
 export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launched> {
@@ -98,6 +99,8 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
   const baseEnv = {...d.runtimeEnv, ...resolved.env}
   // The executable must be here before anything is made (a container brings its own).
   let executable = mod?.executable ?? resolved.command[0]
+  const harnessPaths = containerHarness(d.runtime, mod, resolved.image, executable, baseEnv.PATH)
+  if (harnessPaths.length) executable = harnessPaths[0]
   if (d.runtime.type === 'local') {
     const found = findExecutable(executable, baseEnv.PATH ?? process.env.PATH)
     if (!found) {
@@ -176,7 +179,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       workdir,
       home,
       writablePaths: git.writable,
-      readablePaths: [...git.readable, ...selfCommand().map((f) => (f === process.execPath ? f : dirname(dirname(f))))],
+      readablePaths: [...git.readable, ...harnessPaths, ...selfCommand().map((f) => (f === process.execPath ? f : dirname(dirname(f))))],
       resources: resolved.resources,
     })
     return {handle, workspace, pasteTask}

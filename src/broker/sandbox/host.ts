@@ -54,9 +54,8 @@ export function worktreeGitPaths(workdir: string): {readable: string[]; writable
 
 /** An executable on PATH, as an absolute path (so the sandbox's own PATH does not decide). */
 export function findExecutable(name: string, path: string | undefined): string | undefined {
-  if (name.includes('/')) return name
-  for (const dir of (path || '/usr/bin:/bin').split(delimiter)) {
-    const candidate = join(dir, name)
+  const candidates = name.includes('/') ? [name] : (path || '/usr/bin:/bin').split(delimiter).filter(Boolean).map((dir) => join(dir, name))
+  for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK)
       return candidate
