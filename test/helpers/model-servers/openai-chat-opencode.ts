@@ -84,6 +84,10 @@ export async function startChatModelServer(): Promise<ChatModelServer> {
     const side = !(Array.isArray(body?.tools) && body.tools.length > 0)
     requests.push({path, body, side})
     const reply: ScriptedReply = side ? {text: 'Scripted task'} : (queue.shift() ?? {text: 'Done.'})
+    // A streamed answer is held after its headers, as a real API holds between chunks while the
+    // model works: held before the headers for long (45 s and more), OpenCode 1.18's tool call
+    // that followed stalled for minutes.
+    if (body?.stream) res.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive'})
     if (reply.hold) await reply.hold
     const id = `chatcmpl-${++n}`
     const model = body?.model ?? 'scripted'
@@ -100,7 +104,6 @@ export async function startChatModelServer(): Promise<ChatModelServer> {
       events.push(chunk({}, 'stop', usage))
     }
     if (body?.stream) {
-      res.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive'})
       for (const e of events) res.write(`data: ${e}\n\n`)
       res.end('data: [DONE]\n\n')
     } else {
