@@ -284,6 +284,9 @@ process.stderr.write = () => true
   execFileSync(baseNode, [recorder], {cwd: work, env, stdio: ['ignore', 'ignore', 'inherit']})
 }
 
+/** esbuild options every bundle of the executable shares: minified CommonJS for Node 20 (SEA). */
+const CJS_BUNDLE = {bundle: true, format: 'cjs', platform: 'node', target: 'node20', minifyWhitespace: true, minifySyntax: true, legalComments: 'none', logLevel: 'warning'}
+
 const work = mkdtempSync(join(tmpdir(), 'svc-binary-'))
 try {
   const pjson = {name: pkg.name, version: pkg.version, description: pkg.description, oclif: pkg.oclif}
@@ -313,29 +316,15 @@ try {
   await build({
     stdin: {contents: `module.exports = {${VENDOR.map((v) => `${JSON.stringify(v)}: () => require(${JSON.stringify(v)})`).join(', ')}}`, resolveDir: root, loader: 'js', sourcefile: 'vendor-entry.cjs'},
     outfile: vendorBundle,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    legalComments: 'none',
+    ...CJS_BUNDLE,
     plugins: [patchPlugin, builtinImportPlugin, absentOptionalPlugin],
-    logLevel: 'warning',
   })
   const hookBundle = join(work, 'hook.cjs')
   await build({
     entryPoints: [join(root, 'src/cli/hook-main.ts')],
     outfile: hookBundle,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    legalComments: 'none',
+    ...CJS_BUNDLE,
     plugins: [builtinImportPlugin],
-    logLevel: 'warning',
   })
   writeFileSync(join(work, 'meta.json'), JSON.stringify(result.metafile))
   const want = Object.keys(manifest.commands).sort().join(' ')

@@ -198,3 +198,48 @@ export interface ArtifactView {
 
 /** An artifact of a project's list: the current version's view, and every version newest first. */
 export type ArtifactListItem = ArtifactView & {versions: ArtifactView['version'][]}
+
+/** One changed file of an agent's diff (`GET /api/v1/agents/:id/diff`). */
+export interface DiffFileDto {
+  path: string
+  status: 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'typechange'
+  additions: number
+  deletions: number
+  /** The path before a rename or copy. */
+  oldPath?: string
+  /** Git saw binary content: counted as 0/0 and not dumped in the patch. */
+  binary?: boolean
+}
+
+/** An agent's work against its base commit (`GET /api/v1/agents/:id/diff`). */
+export interface AgentDiffDto {
+  base: {ref: string; commit: string}
+  head: {branch: string; commit: string}
+  files: DiffFileDto[]
+  patch: string
+  /** The patch was cut at the byte cap (the file list is always complete). */
+  truncated: boolean
+}
+
+/** `POST /api/v1/agents/:id/merge`. */
+export interface MergeResultDto {
+  merged: true
+  commit: string
+  strategy: 'merge' | 'squash'
+  baseRef: string
+  branch: string
+  /** Paths the merge wrote in the checkout. */
+  files: string[]
+}
+
+/** `POST /api/v1/agents/:id/push`. */
+export interface PushResultDto {
+  pushed: true
+  remote: string
+  /** The remote's git URL. */
+  remoteUrl: string
+  branch: string
+  commit: string
+  /** Where a person sees the branch: its web page on a known host, else the remote's URL. */
+  url: string
+}

@@ -1,40 +1,9 @@
 import type {HubClient} from './hub-client.js'
 import {agentRoute} from './agents-client.js'
 
-export interface DiffFile {
-  path: string
-  status: string
-  additions: number
-  deletions: number
-  oldPath?: string
-  binary?: boolean
-}
+import type {AgentDiffDto as AgentDiff, DiffFileDto as DiffFile, MergeResultDto as MergeResult, PushResultDto as PushResult} from '../api/dto.js'
 
-export interface AgentDiff {
-  base: {ref: string; commit: string}
-  head: {branch: string; commit: string}
-  files: DiffFile[]
-  patch: string
-  truncated: boolean
-}
-
-export interface MergeResult {
-  merged: true
-  commit: string
-  strategy: 'merge' | 'squash'
-  baseRef: string
-  branch: string
-  files: string[]
-}
-
-export interface PushResult {
-  pushed: true
-  remote: string
-  remoteUrl: string
-  branch: string
-  commit: string
-  url: string
-}
+export type {AgentDiff, DiffFile, MergeResult, PushResult}
 
 /** An agent ID uses the top-level route whatever the current project; a name is looked up in the project. */
 const pathOf = (projectId: string, agent: string) => agentRoute(agent, projectId)

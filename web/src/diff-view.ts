@@ -1,15 +1,9 @@
 import {css, html, type TemplateResult} from 'lit'
 import {colour} from './syntax.js'
 
-/** One changed file of `GET .../diff`. */
-export interface DiffFile {
-  path: string
-  status: string
-  additions: number
-  deletions: number
-  oldPath?: string
-  binary?: boolean
-}
+import type {DiffFileDto as DiffFile} from '../../src/api/dto.js'
+
+export type {DiffFile}
 
 export interface DiffLine {
   kind: 'add' | 'del' | 'ctx' | 'hunk' | 'meta'

@@ -1,14 +1,6 @@
-/** One changed file of a diff, as `GET .../diff` answers it. */
-export interface DiffFile {
-  path: string
-  status: 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'typechange'
-  additions: number
-  deletions: number
-  /** The path before a rename or copy. */
-  oldPath?: string
-  /** Git saw binary content: counted as 0/0 and not dumped in the patch. */
-  binary?: boolean
-}
+import type {DiffFileDto as DiffFile} from '../../api/dto.js'
+
+export type {DiffFile}
 
 const STATUS: Record<string, DiffFile['status']> = {A: 'added', M: 'modified', D: 'deleted', R: 'renamed', C: 'copied', T: 'typechange'}
 

@@ -16,15 +16,9 @@ export interface MergeRequest {
   committer: Identity
 }
 
-export interface MergeResult {
-  merged: true
-  commit: string
-  strategy: 'merge' | 'squash'
-  baseRef: string
-  branch: string
-  /** Paths the merge wrote in the checkout. */
-  files: string[]
-}
+import type {MergeResultDto as MergeResult} from '../../api/dto.js'
+
+export type {MergeResult}
 
 const nul = (s: string) => s.split('\0').filter(Boolean)
 

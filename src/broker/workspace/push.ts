@@ -11,16 +11,9 @@ export interface PushRequest {
   committer: Identity
 }
 
-export interface PushResult {
-  pushed: true
-  remote: string
-  /** The remote's git URL. */
-  remoteUrl: string
-  branch: string
-  commit: string
-  /** Where a person sees the branch: its web page on a known host, else the remote's URL. */
-  url: string
-}
+import type {PushResultDto as PushResult} from '../../api/dto.js'
+
+export type {PushResult}
 
 /** The web page of a branch on GitHub, GitLab or Bitbucket, from an ssh or https remote URL. */
 export function branchWebUrl(remoteUrl: string, branch: string): string | null {

@@ -1,5 +1,5 @@
 import {AppError, notFound} from '../../api/app-error.js'
-import type {AgentWorkspace} from '../../api/dto.js'
+import type {AgentDiffDto as AgentDiff, AgentWorkspace, MergeResultDto, PushResultDto} from '../../api/dto.js'
 import {ERROR_CODES, type ErrorCode} from '../../api/error-codes.js'
 import type {AgentRecord} from '../../store/repositories/agents.js'
 import type {CallContext} from '../authz/context.js'
@@ -9,32 +9,7 @@ import {newId} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
 import {ownsAgent, type AgentAccess} from './access.js'
 
-/** `GET .../diff` (src/broker/workspace/diff.ts builds it on the agent's broker). */
-export interface AgentDiff {
-  base: {ref: string; commit: string}
-  head: {branch: string; commit: string}
-  files: Array<{path: string; status: string; additions: number; deletions: number; oldPath?: string; binary?: boolean}>
-  patch: string
-  truncated: boolean
-}
-
-export interface MergeResultDto {
-  merged: true
-  commit: string
-  strategy: 'merge' | 'squash'
-  baseRef: string
-  branch: string
-  files: string[]
-}
-
-export interface PushResultDto {
-  pushed: true
-  remote: string
-  remoteUrl: string
-  branch: string
-  commit: string
-  url: string
-}
+export type {AgentDiffDto as AgentDiff, MergeResultDto, PushResultDto} from '../../api/dto.js'
 
 /** Default and largest patch a diff answers (the tunnel carries it as one JSON frame). */
 export const DIFF_DEFAULT_BYTES = 1024 * 1024

@@ -2,14 +2,9 @@ import {LitElement, html} from 'lit'
 import {api, ApiError} from '../api.js'
 import {diffStyles, parsePatch, sideBySide, unified, type DiffFile, type DiffLine} from '../diff-view.js'
 import {shared} from '../styles.js'
+import type {AgentDiffDto, MergeResultDto, PushResultDto} from '../../../src/api/dto.js'
 
-interface AgentDiff {
-  base: {ref: string; commit: string}
-  head: {branch: string; commit: string}
-  files: DiffFile[]
-  patch: string
-  truncated: boolean
-}
+type AgentDiff = AgentDiffDto
 
 /** How often the Changes tab asks again while the agent runs (it is git work on the broker). */
 export const CHANGES_POLL_MS = 5000
@@ -127,10 +122,10 @@ export class SvcAgentChanges extends LitElement {
     this.outcome = null
     try {
       if (action === 'merge') {
-        const r = await api<{commit: string; baseRef: string; branch: string; files: string[]}>('POST', `${this.base}/merge`, {strategy: this.strategy, ...(this.message.trim() && {message: this.message.trim()})})
+        const r = await api<MergeResultDto>('POST', `${this.base}/merge`, {strategy: this.strategy, ...(this.message.trim() && {message: this.message.trim()})})
         this.outcome = {ok: true, text: `${this.strategy === 'squash' ? 'Squashed' : 'Merged'} ${r.branch} into ${r.baseRef}: commit ${r.commit.slice(0, 12)} (${r.files.length} files).`}
       } else {
-        const r = await api<{branch: string; remote: string; url: string}>('POST', `${this.base}/push`, {})
+        const r = await api<PushResultDto>('POST', `${this.base}/push`, {})
         this.outcome = {ok: true, text: `Pushed ${r.branch} to ${r.remote}: ${r.url}`}
       }
       await this.load()
