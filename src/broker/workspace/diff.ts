@@ -1,3 +1,4 @@
+import type {AgentDiffDto} from '../../api/dto.js'
 import {git, GitError, gitRaw} from './git.js'
 import {fullRef, reviewPlaces, type WorkspaceRef} from './checkout.js'
 import {cutPatch, parseRawNumstat, type DiffFile} from './diff-parse.js'
@@ -5,14 +6,8 @@ import {snapshotTree} from './snapshot.js'
 
 export type {DiffFile}
 
-export interface WorkspaceDiff {
-  base: {ref: string; commit: string}
-  head: {branch: string; commit: string}
-  files: DiffFile[]
-  patch: string
-  /** The patch was cut at `maxBytes` (the file list is always complete). */
-  truncated: boolean
-}
+/** What `GET /api/v1/agents/:id/diff` answers, built here on the agent's broker. */
+export type WorkspaceDiff = AgentDiffDto
 
 export const DEFAULT_DIFF_BYTES = 1024 * 1024
 
