@@ -1,4 +1,7 @@
 import {Args} from '@oclif/core'
+// Static: yaml is in the CLI's bundle (scripts/build.mjs), where a dynamic import of this
+// CommonJS package yields no named exports.
+import {stringify} from 'yaml'
 import {BaseCommand} from '../../src/cli/base-command.js'
 import type {ConfigGetResult} from '../../src/config/settings-service.js'
 
@@ -15,7 +18,7 @@ A string prints as it is, a number or boolean as written, a list or block as YAM
     const {args} = await this.parse(ConfigGet)
     const {getSetting} = await import('../../src/config/settings-service.js')
     const r = await getSetting(args.key, {cwd: process.cwd(), env: process.env})
-    if (!this.json && r.value !== null && typeof r.value === 'object') this.yamlText = (await import('yaml')).stringify(r.value, {lineWidth: 0})
+    if (!this.json && r.value !== null && typeof r.value === 'object') this.yamlText = stringify(r.value, {lineWidth: 0})
     return r
   }
 
