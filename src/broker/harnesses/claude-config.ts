@@ -13,9 +13,12 @@ import type {LaunchContext} from './types.js'
 /** The version whose release notes count as seen (so no "what's new" screen at start). */
 export const CLAUDE_VERSION_SEEN = '2.1.197'
 
-/** The hook events svc listens to; each runs `svc hook claude <event>`. */
+/**
+ * The hook events svc listens to; each runs `svc hook claude <event>`, a process Claude Code
+ * waits for. Not `SessionStart`: it has nothing to report (the broker knows the session started)
+ * and Claude Code runs it before its first request, on the path from create to work.
+ */
 export const CLAUDE_HOOK_EVENTS = [
-  'SessionStart',
   'UserPromptSubmit',
   'PreToolUse',
   'PostToolUse',
@@ -89,12 +92,17 @@ export function claudeSettings(existing: Record<string, any>, hookCommand: strin
   settings.skipDangerousModePermissionPrompt = true
   const hooks: Record<string, any[]> = {...(settings.hooks ?? {})}
   const marker = hookCommand.slice(-2).map(shellQuote).join(' ')
-  for (const event of CLAUDE_HOOK_EVENTS) {
+  // svc's entries go from every event, also one svc no longer listens to (an older svc's).
+  for (const event of Object.keys(hooks)) {
     const kept = (Array.isArray(hooks[event]) ? hooks[event] : [])
       .map((group: any) => ({...group, hooks: (group?.hooks ?? []).filter((h: any) => !isOurs(h, ` ${marker} ${event}`))}))
       .filter((group: any) => group.hooks.length > 0)
+    if (kept.length) hooks[event] = kept
+    else delete hooks[event]
+  }
+  for (const event of CLAUDE_HOOK_EVENTS) {
     const command = [...hookCommand, event].map(shellQuote).join(' ')
-    hooks[event] = [...kept, {matcher: '', hooks: [{type: 'command', command, timeout: 30}]}]
+    hooks[event] = [...(hooks[event] ?? []), {matcher: '', hooks: [{type: 'command', command, timeout: 30}]}]
   }
   settings.hooks = hooks
   return settings

@@ -24,9 +24,10 @@ export const GEMINI_AUTH_SELECTED_TYPE: Readonly<Record<string, string>> = {
 /**
  * The hook events svc listens to. Not `AfterModel` (it fires for every streamed chunk: a process
  * per chunk), nor `BeforeModel`/`BeforeToolSelection`/`PreCompress` (nothing to report that
- * `BeforeAgent` and `AfterTool` do not already say): each hook is a process the CLI waits for.
+ * `BeforeAgent` and `AfterTool` do not already say), nor `SessionStart`/`SessionEnd` (the broker
+ * sees the process start and end): each hook is a process the CLI waits for.
  */
-export const GEMINI_HOOK_EVENTS = ['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterTool', 'Notification', 'AfterAgent', 'SessionEnd'] as const
+export const GEMINI_HOOK_EVENTS = ['BeforeAgent', 'BeforeTool', 'AfterTool', 'Notification', 'AfterAgent'] as const
 
 /** The name svc's hook entries carry, so a restart replaces them and keeps any other hook. */
 export const SVC_HOOK_NAME = 'svc-status'
@@ -103,12 +104,17 @@ export function geminiSettings(prev: Record<string, any>, ctx: Pick<LaunchContex
 
   const command = ctx.hookCommand.map(shellQuote).join(' ')
   const hooks: Record<string, any> = isObject(s.hooks) ? s.hooks : {}
-  for (const event of GEMINI_HOOK_EVENTS) {
+  // svc's entries go from every event, also one svc no longer listens to (an older svc's).
+  for (const event of Object.keys(hooks)) {
     const others = (Array.isArray(hooks[event]) ? hooks[event] : []).filter(
       (def: any) => !(Array.isArray(def?.hooks) && def.hooks.some((h: any) => h?.name === SVC_HOOK_NAME)),
     )
+    if (others.length) hooks[event] = others
+    else delete hooks[event]
+  }
+  for (const event of GEMINI_HOOK_EVENTS) {
     // The hook always answers quickly (it gives up on the Hub itself); the timeout is a backstop.
-    hooks[event] = [...others, {matcher: '*', hooks: [{name: SVC_HOOK_NAME, type: 'command', command: `${command} ${event}`, timeout: 15_000}]}]
+    hooks[event] = [...(hooks[event] ?? []), {matcher: '*', hooks: [{name: SVC_HOOK_NAME, type: 'command', command: `${command} ${event}`, timeout: 15_000}]}]
   }
   s.hooks = hooks
 

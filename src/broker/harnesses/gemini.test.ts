@@ -214,9 +214,12 @@ describe('gemini prepare', () => {
     const dir = join(c.home, '.gemini')
     mkdirSync(dir, {recursive: true})
     const mine = {matcher: 'write_file', hooks: [{name: 'lint', type: 'command', command: 'lint.sh'}]}
+    // An older svc listened to SessionStart: its entry goes, the user's stays.
+    const older = {matcher: '*', hooks: [{name: SVC_HOOK_NAME, type: 'command', command: '/old/svc hook gemini SessionStart'}]}
+    const greet = {matcher: '*', hooks: [{name: 'greet', type: 'command', command: 'echo hi'}]}
     writeFileSync(
       join(dir, 'settings.json'),
-      JSON.stringify({ui: {theme: 'Dracula'}, model: {name: 'gemini-2.5-pro'}, hooks: {BeforeTool: [mine]}, security: {environmentVariableRedaction: {allowed: ['MY_VAR']}}}),
+      JSON.stringify({ui: {theme: 'Dracula'}, model: {name: 'gemini-2.5-pro'}, hooks: {BeforeTool: [mine], SessionStart: [older, greet], SessionEnd: [older]}, security: {environmentVariableRedaction: {allowed: ['MY_VAR']}}}),
     )
     writeFileSync(join(dir, 'trustedFolders.json'), JSON.stringify({'/other': 'DO_NOT_TRUST'}))
     await gemini.prepare(c)
@@ -228,6 +231,8 @@ describe('gemini prepare', () => {
     expect(s.hooks.BeforeTool).toHaveLength(2)
     expect(s.hooks.BeforeTool[0]).toEqual(mine)
     expect(s.hooks.BeforeTool[1].hooks[0].command).toBe('/new/svc hook gemini BeforeTool')
+    expect(s.hooks.SessionStart).toEqual([greet])
+    expect(s.hooks).not.toHaveProperty('SessionEnd')
     expect(s.security.environmentVariableRedaction.allowed).toEqual(['MY_VAR', 'SVC_AUTH_TOKEN', 'SVC_AUTH_TOKEN_FILE', 'SVC_AGENT_ID', 'SVC_HUB_ENDPOINT'])
     expect(readJson(join(dir, 'trustedFolders.json'))).toEqual({'/other': 'DO_NOT_TRUST', '/srv/work/fix': 'TRUST_FOLDER'})
     await gemini.prepare(c)
