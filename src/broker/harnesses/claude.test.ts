@@ -1,6 +1,6 @@
-import {mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
+import {appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {prepareHarnessHome} from './prepare-home.js'
 import {claude, claudeHookUsage, claudeOnHook, claudeSessionUsage, toolDetail} from './claude.js'
@@ -134,6 +134,22 @@ describe('claude harness module', () => {
     expect(settings2.hooks.Stop).toHaveLength(1)
   })
 
+  it("prepare drops an older svc's hook for an event it no longer listens to (SessionStart), keeping the user's", async () => {
+    const c = ctx()
+    const settingsPath = join(c.home, '.claude', 'settings.json')
+    mkdirSync(dirname(settingsPath), {recursive: true})
+    const old = {matcher: '', hooks: [{type: 'command', command: '/old/svc hook claude SessionStart', timeout: 30}]}
+    const mine = {matcher: '', hooks: [{type: 'command', command: 'echo started'}]}
+    const oldEnd = {matcher: '', hooks: [{type: 'command', command: '/old/svc hook claude SessionEnd', timeout: 30}]}
+    writeFileSync(settingsPath, JSON.stringify({hooks: {SessionStart: [old, mine], SessionEnd: [oldEnd]}}))
+    await claude.prepare(c)
+    const hooks = readJson(settingsPath).hooks
+    expect(CLAUDE_HOOK_EVENTS).not.toContain('SessionStart')
+    expect(hooks.SessionStart).toEqual([mine])
+    expect(hooks).not.toHaveProperty('SessionEnd')
+    expect(Object.keys(hooks).sort()).toEqual([...CLAUDE_HOOK_EVENTS, 'SessionStart'].sort())
+  })
+
   it('prepare with oauth-token approves no key; credentials-file copies the login and its account', async () => {
     const oauth = ctx({authType: 'oauth-token', env: {CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-token'}})
     await claude.prepare(oauth)
@@ -207,5 +223,38 @@ describe('claude session usage from the transcript', () => {
     expect(await claudeHookUsage('Stop', {session_id: 's1', transcript_path: path})).toMatchObject({sessionId: 's1', modelCalls: 2})
     expect(await claudeHookUsage('PreToolUse', {session_id: 's1', transcript_path: path})).toBeUndefined()
     expect(await claudeSessionUsage(join(dir, 'missing.jsonl'))).toBeUndefined()
+  })
+
+  // Claude Code runs its Stop hooks before the turn's last entries reach the transcript
+  // (anthropics/claude-code#15812): the usage waits for them.
+  const line = (type: string, message: object) => JSON.stringify({type, sessionId: 's1', message})
+  const toolCall = line('assistant', {id: 'm1', role: 'assistant', stop_reason: 'tool_use', content: [{type: 'tool_use', id: 't1', name: 'Bash', input: {}}], usage: {input_tokens: 100, output_tokens: 20}})
+  const toolResult = line('user', {role: 'user', content: [{type: 'tool_result', tool_use_id: 't1', content: 'ok'}]})
+  const answer = (text: string) => line('assistant', {id: 'm2', role: 'assistant', stop_reason: 'end_turn', content: [{type: 'text', text}], usage: {input_tokens: 100, output_tokens: 20}})
+
+  it('on Stop, waits until the turn\'s closing answer is written to the transcript', async () => {
+    const path = join(tmp('svc-claude-transcript-'), 's1.jsonl')
+    writeFileSync(path, [line('user', {role: 'user', content: 'go'}), toolCall, toolResult].join('\n') + '\n')
+    setTimeout(() => appendFileSync(path, answer('Done.') + '\n'), 300)
+    const usage = await claudeHookUsage('Stop', {session_id: 's1', transcript_path: path, last_assistant_message: 'Done.'})
+    expect(usage).toMatchObject({modelCalls: 2, inputTokens: 200, outputTokens: 40})
+  })
+
+  it('on Stop, waits for the answer the payload names, not an earlier one', async () => {
+    const path = join(tmp('svc-claude-transcript-'), 's1.jsonl')
+    writeFileSync(path, [line('user', {role: 'user', content: 'go'}), answer('First.')].join('\n') + '\n')
+    setTimeout(() => appendFileSync(path, [line('user', {role: 'user', content: 'again'}), answer('Second.').replace('"m2"', '"m3"')].join('\n') + '\n'), 300)
+    const usage = await claudeHookUsage('Stop', {session_id: 's1', transcript_path: path, last_assistant_message: 'Second.'})
+    expect(usage).toMatchObject({modelCalls: 2})
+  })
+
+  it('on Stop, reports what the transcript holds once the wait is over', async () => {
+    const path = join(tmp('svc-claude-transcript-'), 's1.jsonl')
+    writeFileSync(path, [line('user', {role: 'user', content: 'go'}), toolCall, toolResult].join('\n') + '\n')
+    const started = Date.now()
+    expect(await claudeHookUsage('Stop', {session_id: 's1', transcript_path: path}, 200)).toMatchObject({modelCalls: 1})
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200)
+    // StopFailure does not wait: the failed request wrote no answer.
+    expect(await claudeHookUsage('StopFailure', {session_id: 's1', transcript_path: path}, 60_000)).toMatchObject({modelCalls: 1})
   })
 })

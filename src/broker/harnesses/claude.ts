@@ -3,12 +3,14 @@
  * session in tmux, its first run answered in its config (claude-config.ts), its activity reported
  * by its own hooks (`svc hook claude <event>`), its usage read from its session transcript.
  */
-import {createReadStream, readdirSync} from 'node:fs'
+import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
-import {createInterface} from 'node:readline'
 import {CLAUDE_CREDENTIALS_FILE, prepareClaudeHome} from './claude-config.js'
+import {claudeHookUsage} from './claude-transcript.js'
 import {clipLine, firstString, toolDetail as detailOf} from './tool-detail.js'
-import type {HarnessModule, HookReport, LaunchContext, SessionUsage} from './types.js'
+import type {HarnessModule, HookReport, LaunchContext} from './types.js'
+
+export {claudeHookUsage, claudeSessionUsage} from './claude-transcript.js'
 
 
 /** The part of a tool call worth showing: the command, the file, the pattern, the URL... */
@@ -82,56 +84,6 @@ export function claudeOnHook(event: string, payload: unknown): HookReport | null
       // SessionStart and anything else: nothing to report (the broker knows the session started).
       return null
   }
-}
-
-/**
- * The cumulative usage of one Claude Code session, from its transcript (the JSONL file a hook
- * payload names in `transcript_path`): the assistant entries' `message.usage` summed. Claude Code
- * writes one entry per content block of a streamed message, each with that message's usage, so
- * a message is counted once (by `message.id`). Resolves undefined when the file cannot be read.
- */
-export async function claudeSessionUsage(transcriptPath: string, sessionId?: string): Promise<SessionUsage | undefined> {
-  const seen = new Set<string>()
-  const total: SessionUsage = {sessionId: sessionId ?? '', inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, modelCalls: 0}
-  try {
-    const lines = createInterface({input: createReadStream(transcriptPath, {encoding: 'utf8'}), crlfDelay: Infinity})
-    for await (const line of lines) {
-      if (!line.includes('"usage"')) continue
-      let entry: any
-      try {
-        entry = JSON.parse(line)
-      } catch {
-        continue // a line being written right now
-      }
-      const m = entry?.message
-      if (entry?.type !== 'assistant' || !m?.usage || entry.isApiErrorMessage) continue
-      const key = m.id ?? entry.requestId ?? entry.uuid
-      if (key && seen.has(key)) continue
-      if (key) seen.add(key)
-      total.inputTokens += Number(m.usage.input_tokens) || 0
-      total.outputTokens += Number(m.usage.output_tokens) || 0
-      total.cacheReadTokens! += Number(m.usage.cache_read_input_tokens) || 0
-      total.cacheWriteTokens! += Number(m.usage.cache_creation_input_tokens) || 0
-      total.modelCalls++
-      if (typeof m.model === 'string' && m.model !== '<synthetic>') total.model = m.model
-      if (!total.sessionId && typeof entry.sessionId === 'string') total.sessionId = entry.sessionId
-    }
-  } catch {
-    return undefined
-  }
-  return total.sessionId ? total : undefined
-}
-
-/**
- * The usage to send with a hook's report (the module's `usageOf`): at the end of a turn (`Stop`,
- * `StopFailure`), the session's totals from the transcript the payload names; otherwise none.
- * The hook entry awaits it after `onHook`.
- */
-export async function claudeHookUsage(event: string, payload: unknown): Promise<SessionUsage | undefined> {
-  const p = (payload && typeof payload === 'object' ? payload : {}) as Record<string, any>
-  if (event !== 'Stop' && event !== 'StopFailure') return undefined
-  if (typeof p.transcript_path !== 'string' || !p.transcript_path) return undefined
-  return claudeSessionUsage(p.transcript_path, typeof p.session_id === 'string' ? p.session_id : undefined)
 }
 
 /**
