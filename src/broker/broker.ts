@@ -6,6 +6,7 @@ import {AgentRegistry, type RunningAgent} from './agent-registry.js'
 import type {AgentWorkspace} from '../api/dto.js'
 import {agentHome, launchAgent, type StartParams} from './agent-launch.js'
 import {AgentLimits} from './agent-limits.js'
+import {runningStates} from './liveness.js'
 import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import type {RuntimeSettings} from './runtimes/select.js'
@@ -228,9 +229,10 @@ export class Broker {
   /** Reports live sessions as heartbeats, and sessions that ended as stopped (with output). */
   private async watch() {
     const alive: string[] = []
-    for (const a of this.registry.all()) {
-      // A runtime that cannot be reached now cannot say the agent ended: count it alive.
-      if (await Promise.resolve().then(() => this.runtimeOf(a).isRunning(a.handle)).catch(() => true)) {
+    const agents = this.registry.all()
+    const running = await runningStates(agents, (a) => this.runtimeOf(a))
+    for (const a of agents) {
+      if (running.get(a.agentId)) {
         alive.push(a.agentId)
         continue
       }

@@ -71,6 +71,11 @@ export interface Runtime {
   /** Stops and removes the agent's session or container. Idempotent. */
   stop(handle: RuntimeHandle): Promise<void>
   isRunning(handle: RuntimeHandle): Promise<boolean>
+  /**
+   * Optional: `isRunning` of many agents in one call (the broker's liveness watch checks all its
+   * agents every tick; a process per agent is a spawn each from the broker's event loop).
+   */
+  areRunning?(handles: RuntimeHandle[]): Promise<boolean[]>
   /** Output so far, then (with follow) new output until the signal aborts or the agent ends. */
   logs(handle: RuntimeHandle, opts: {follow: boolean; signal?: AbortSignal}): AsyncIterable<Buffer>
   attach(handle: RuntimeHandle, opts: {cols: number; rows: number}): Promise<TerminalStream>

@@ -131,6 +131,20 @@ describe('local tmux runtime (real tmux)', () => {
     await rt.stop(h)
   })
 
+  it('areRunning answers for many agents with one tmux call: running, ended, gone, and no server at all', async () => {
+    const live = await rt.start(spec({agentId: 'many-live', command: ['sleep', '60']}))
+    const ended = await rt.start(spec({agentId: 'many-ended', command: ['true']}))
+    await waitFor('the short command to end', async () => !(await rt.isRunning(ended)))
+    const gone = {runtime: 'local' as const, ref: 'svc-many-never-started'}
+    expect(await rt.areRunning([live, ended, gone])).toEqual([true, false, false])
+    await rt.stop(live)
+    await rt.stop(ended)
+    expect(await rt.areRunning([live])).toEqual([false])
+    const lone = new LocalTmuxRuntime({stateDir: join(dir, 'state-lone'), env, socketName: 'svc-no-server-here'})
+    expect(await lone.areRunning([live])).toEqual([false])
+    await expect(rt.areRunning([{runtime: 'local', ref: 'svc-x:0'}])).rejects.toThrow(/not a session name/)
+  })
+
   it('a socket name keeps agents on their own tmux server', async () => {
     const own = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, socketName: 'svc-agents'})
     try {

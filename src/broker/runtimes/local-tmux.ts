@@ -48,6 +48,8 @@ export interface LocalTmuxOptions {
 
 const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
 const SERVER_GONE = /server exited unexpectedly|lost server|server exited/i
+/** What tmux says when no server runs on its socket (so no session exists). */
+const NO_SERVER = /no server running|error connecting to/i
 
 export class LocalTmuxRuntime implements Runtime {
   readonly type = 'local' as const
@@ -155,6 +157,23 @@ export class LocalTmuxRuntime implements Runtime {
 
   async isRunning(handle: RuntimeHandle): Promise<boolean> {
     return (await this.paneState(this.ref(handle))) === 'alive'
+  }
+
+  /** One `list-panes -a` for all the handles; no tmux server means none runs. */
+  async areRunning(handles: RuntimeHandle[]): Promise<boolean[]> {
+    const sessions = handles.map((h) => this.ref(h))
+    const r = await this.run(['list-panes', '-a', '-F', '#{session_name} #{pane_dead}'])
+    if (r.code !== 0) {
+      if (NO_SERVER.test(r.stderr)) return sessions.map(() => false)
+      throw new CommandError(`listing tmux panes failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
+    }
+    // The first pane of a session is the one paneTarget names (agents' sessions have one).
+    const dead = new Map<string, boolean>()
+    for (const line of r.stdout.toString('utf8').split('\n')) {
+      const cut = line.lastIndexOf(' ')
+      if (cut > 0 && !dead.has(line.slice(0, cut))) dead.set(line.slice(0, cut), line.slice(cut + 1) !== '0')
+    }
+    return sessions.map((s) => dead.get(s) === false)
   }
 
   async terminalReady(handle: RuntimeHandle): Promise<boolean> {

@@ -68,13 +68,23 @@ export function findExecutable(name: string, path: string | undefined): string |
 
 /** Why bwrap cannot run here (missing, or refused by the kernel or a policy), or null when it can. */
 export async function bwrapProblem(bwrap: string): Promise<string | null> {
+  if ((bwrapWorkedUntil.get(bwrap) ?? 0) > Date.now()) return null
   try {
     const r = await runCommand(bwrap, ['--ro-bind', '/', '/', '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {timeoutMs: 10_000})
+    if (r.code === 0) bwrapWorkedUntil.set(bwrap, Date.now() + BWRAP_CHECK_TTL_MS)
     return r.code === 0 ? null : r.stderr || `bwrap exited with code ${r.code}`
   } catch (err) {
     return (err as Error).message
   }
 }
+
+/**
+ * A bwrap that just worked is not tried again for a while: the check is a process spawned from
+ * the broker's event loop on every agent start (tens of ms each when 20 agents start at once).
+ * A failure is never remembered, so a fixed host is seen at the next start.
+ */
+const BWRAP_CHECK_TTL_MS = 5 * 60_000
+const bwrapWorkedUntil = new Map<string, number>()
 
 /**
  * `<binDir>/svc`: runs this same svc program (the single executable, or Node with the
