@@ -115,6 +115,13 @@ runtimes:
     expect(out).toBe(aliased.replace('    type: local\n', '    type: local\n    host: h\n'))
   })
 
+  it("a key added after a block keeps that block's trailing comment with it, through a later removal (found by the property test)", () => {
+    const removed = editSettingsText(base, [{path: ['runtimes', 'local'], value: null}])
+    const again = editSettingsText(removed, [{path: ['runtimes', 'local', 'type'], value: 'local'}])
+    expect(again).toContain('      EMPTY: ""\n    # trailing comment inside docker\n  local:\n    type: local\n')
+    expect(editSettingsText(again, [{path: ['runtimes', 'local'], value: null}])).toBe(removed)
+  })
+
   it('refuses a path through a scalar or a list', () => {
     expect(() => editSettingsText(base, [{path: ['hub', 'grove_id', 'x'], value: 1}])).toThrow(expect.objectContaining({code: 'invalid_request'}))
     expect(() => editSettingsText(base, [{path: ['x_unknown_block', 'nested', '0'], value: 1}])).toThrow(expect.objectContaining({code: 'invalid_request'}))

@@ -280,7 +280,9 @@ class Splicer {
   private insertPair(map: YAMLMap, key: string, value: unknown): string {
     const last = map.items[map.items.length - 1] as Pair
     const indent = this.column((map.items[0].key as Node).range![0])
-    const at = this.extent(last)[1]
+    // After the last pair's own comments (indented under it): they stay with that block, or a
+    // later removal of the new key would take them along.
+    const at = this.ownCommentsEnd(this.extent(last)[1], indent)
     const pre = at > 0 && this.text[at - 1] !== '\n' ? this.eol : ''
     return this.splice(at, at, pre + this.block({[key]: value}, indent))
   }
