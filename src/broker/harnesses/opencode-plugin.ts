@@ -1,9 +1,11 @@
 /**
  * The OpenCode plugin svc writes into the agent's HOME (~/.config/opencode/plugin/svc-hooks.js).
  * OpenCode loads it in its own Bun runtime; it forwards the few events svc maps to
- * `[...hookCommand, <event>]` with the event's JSON on stdin, without waiting for the hook (the
- * agent never blocks on svc). It keeps each session's token totals itself, so the idle event
- * carries cumulative usage and the hook does no I/O.
+ * `[...hookCommand, <event>]` with the event's JSON on stdin, without making OpenCode wait for
+ * the hook (the agent never blocks on svc). The hooks run one after another, in the order of the
+ * events: run side by side, a turn's `busy` report could reach the Hub after its `idle` and leave
+ * a finished agent showing `thinking`. It keeps each session's token totals itself, so the idle
+ * event carries cumulative usage and the hook does no I/O.
  */
 export const PLUGIN_FILE = 'svc-hooks.js'
 
@@ -21,14 +23,35 @@ const children = new Set()
 // approval means that tool runs now.
 const lastTool = new Map()
 
+// The hooks in flight, one at a time: each starts when the one before has exited (or after
+// HOOK_TIMEOUT_MS, so a hook that hangs cannot hold the rest back for good).
+let queue = Promise.resolve()
+const HOOK_TIMEOUT_MS = 10000
+
+function run(event, body) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, HOOK_TIMEOUT_MS)
+    const done = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+    try {
+      const child = spawn(HOOK[0], [...HOOK.slice(1), event], {stdio: ['pipe', 'ignore', 'ignore']})
+      child.on('error', done)
+      child.on('exit', done)
+      child.stdin.on('error', () => {})
+      child.stdin.end(body)
+      child.unref()
+    } catch {
+      done()
+    }
+  })
+}
+
 function send(event, payload) {
-  try {
-    const child = spawn(HOOK[0], [...HOOK.slice(1), event], {stdio: ['pipe', 'ignore', 'ignore']})
-    child.on('error', () => {})
-    child.stdin.on('error', () => {})
-    child.stdin.end(JSON.stringify(payload ?? {}))
-    child.unref()
-  } catch {}
+  // The payload is taken now: the objects OpenCode hands over may change before the hook runs.
+  const body = JSON.stringify(payload ?? {})
+  queue = queue.then(() => run(event, body))
 }
 
 function totals(sessionID) {

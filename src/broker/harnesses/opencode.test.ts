@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {prepareHarnessHome} from './prepare-home.js'
 import {opencode, toolDetail} from './opencode.js'
+import {pluginSource} from './opencode-plugin.js'
 import type {LaunchContext} from './types.js'
 import {harnessModule} from './registry.js'
 
@@ -28,6 +29,30 @@ describe('opencode harness module', () => {
     expect(opencode.args(ctx({task: 'fix the bug', resume: true}))).toEqual(['--continue'])
     expect(opencode.args(ctx())).toEqual([])
     expect(opencode.taskInArgs).toBe(true)
+  })
+
+  it('the plugin runs its hooks one after another in the order of the events, a slow one holding back the next', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
+    dirs.push(dir)
+    const log = join(dir, 'hooks.log')
+    // A hook that takes 400 ms for a busy status (as a slow process start would) and none otherwise.
+    const hook = join(dir, 'hook.mjs')
+    writeFileSync(
+      hook,
+      `import {appendFileSync, readFileSync} from 'node:fs'\nconst p = JSON.parse(readFileSync(0, 'utf8'))\nif (p.status?.type === 'busy') await new Promise((r) => setTimeout(r, 400))\nappendFileSync(${JSON.stringify(log)}, process.argv[2] + ':' + (p.status?.type ?? '') + '\\n')\n`,
+    )
+    const file = join(dir, 'svc-hooks.mjs')
+    writeFileSync(file, pluginSource([process.execPath, hook]))
+    const {SvcHooks} = await import(file)
+    const hooks = await SvcHooks()
+    // What OpenCode fires at the end of a short turn, within milliseconds.
+    const status = (type: string) => ({event: {type: 'session.status', properties: {sessionID: 's1', status: {type}}}})
+    await hooks.event(status('busy'))
+    await hooks.event(status('idle'))
+    await hooks.event({event: {type: 'session.idle', properties: {sessionID: 's1'}}})
+    const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [])
+    for (let i = 0; i < 100 && lines().length < 3; i++) await new Promise((r) => setTimeout(r, 50))
+    expect(lines()).toEqual(['session.status:busy', 'session.status:idle', 'session.idle:'])
   })
 
   it('turns off update checks, the models catalogue fetch and LSP downloads', () => {
