@@ -9,7 +9,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {codex} from '../../src/broker/harnesses/codex.js'
 import type {HookReport, LaunchContext} from '../../src/broker/harnesses/types.js'
 import {BIN, runCli, startLocalRuntimeServer, type RunningServer} from '../helpers/cli.js'
-import {tmuxAt, waitFor} from '../helpers/live-hub.js'
+import {killTmuxServer, tmuxAt, waitFor} from '../helpers/live-hub.js'
 import {startResponsesServer, toolOutputs, userTexts, type ResponsesServer} from '../helpers/model-servers/openai-responses.js'
 
 const BIN_DIR = fileURLToPath(new URL('../../node_modules/.bin', import.meta.url))
@@ -36,6 +36,15 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
   const recorder = join(dir, 'record-hook.mjs')
   const tmux = (...args: string[]) => tmuxAt(tmuxDir, args)
   const pane = () => tmux('capture-pane', '-p', '-t', '=codex:').stdout
+  /**
+   * Types a line and submits it as a person would, as the broker does (a pause before Enter):
+   * Codex takes an Enter in the same burst as typed text for a newline in its composer.
+   */
+  const typeAndSubmit = async (text: string) => {
+    tmux('send-keys', '-t', '=codex:', '-l', text)
+    await new Promise((r) => setTimeout(r, 300))
+    tmux('send-keys', '-t', '=codex:', 'Enter')
+  }
   let server: ResponsesServer
   let ctx: LaunchContext
 
@@ -122,8 +131,7 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
   it('a message typed into the pane is the next prompt', async () => {
     server.enqueue({text: 'second answer'})
     const seen = server.requests.length
-    tmux('send-keys', '-t', '=codex:', '-l', 'next step please')
-    tmux('send-keys', '-t', '=codex:', 'Enter')
+    await typeAndSubmit('next step please')
     await server.waitForRequest((r) => userTexts(r.body).at(-1) === 'next step please', 60_000, 'request carrying the message', seen)
     await waitFor(() => reports().filter((r) => r.activity === 'idle').length === 2, 60_000, 'idle after the second turn')
   })
@@ -169,15 +177,14 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
   })
 
   it('restart: resume --last continues the same session with its history', async () => {
-    tmux('kill-server')
+    await killTmuxServer(tmuxDir)
     server.enqueue({text: 'resumed answer'})
     const resumed = {...ctx, resume: true, task: undefined}
     await codex.prepare(resumed)
     start(resumed)
     await waitFor(() => /next step please/.test(pane()), 60_000, `the resumed transcript in the pane (pane:\n${pane()})`)
     const seen = server.requests.length
-    tmux('send-keys', '-t', '=codex:', '-l', 'after restart')
-    tmux('send-keys', '-t', '=codex:', 'Enter')
+    await typeAndSubmit('after restart')
     const r = await server.waitForRequest((q) => userTexts(q.body).at(-1) === 'after restart', 60_000, 'request after the restart', seen)
     expect(userTexts(r.body)).toEqual(expect.arrayContaining(['write the marker file', 'next step please', 'after restart']))
   })
@@ -185,8 +192,7 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
   it('Esc during a running tool interrupts the turn: idle, counted as a turn', async () => {
     server.enqueue({shell: 'sleep 30'})
     const before = reports().length
-    tmux('send-keys', '-t', '=codex:', '-l', 'run the long one')
-    tmux('send-keys', '-t', '=codex:', 'Enter')
+    await typeAndSubmit('run the long one')
     await waitFor(() => reports().slice(before).some((r) => r.detail === 'Bash: sleep 30'), 60_000, 'the long command running')
     tmux('send-keys', '-t', '=codex:', 'Escape')
     await waitFor(() => lastReport()?.event === 'Interrupt', 30_000, `an Interrupt hook (reports: ${JSON.stringify(reports().slice(before))})`)
@@ -194,7 +200,7 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
   })
 
   it('the default model (code mode: the model writes JavaScript that calls exec_command) reports the same Bash tool', async () => {
-    tmux('kill-server')
+    await killTmuxServer(tmuxDir)
     const fresh = {...ctx, home: join(dir, 'home-default-model'), model: undefined, thinkingLevel: undefined, task: 'write the second marker'}
     mkdirSync(fresh.home)
     server.enqueue({shell: 'echo code-mode > marker2.txt'}, {text: 'done'})

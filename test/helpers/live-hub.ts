@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import WebSocket from 'ws'
@@ -27,6 +27,21 @@ export function tmuxAt(tmpdirPath: string, args: string[]) {
   delete env.TMUX_PANE
   const r = spawnSync('tmux', args, {env, encoding: 'utf8', timeout: 10_000})
   return {code: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
+}
+
+/**
+ * Stops the tmux server of `tmpdirPath` and waits until it is gone: a `new-session` run while
+ * the old server is still exiting connects to it and fails with "server exited unexpectedly".
+ */
+export async function killTmuxServer(tmpdirPath: string): Promise<void> {
+  tmuxAt(tmpdirPath, ['kill-server'])
+  const socket = join(tmpdirPath, `tmux-${process.getuid!()}`, 'default')
+  const deadline = Date.now() + 10_000
+  while (existsSync(socket) && Date.now() < deadline) {
+    // A socket a crashed server left behind answers "no server running" or "error connecting".
+    if (/no server running|error connecting/.test(tmuxAt(tmpdirPath, ['list-sessions']).stderr)) break
+    await new Promise((r) => setTimeout(r, 50))
+  }
 }
 
 /**
