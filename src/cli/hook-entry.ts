@@ -5,6 +5,7 @@
  * node:http, exit. It never fails the harness: every error is swallowed after a line on stderr,
  * and the exit code is always 0 (a non-zero hook exit can block a tool in some harnesses).
  */
+import {appendFileSync} from 'node:fs'
 import {request} from 'node:http'
 import {request as httpsRequest} from 'node:https'
 import {harnessModule} from '../broker/harnesses/registry.js'
@@ -14,6 +15,11 @@ import {agentToken} from './credentials.js'
 /** A hook's payload is small; refuse to buffer a runaway stdin. */
 const MAX_PAYLOAD = 4 * 1024 * 1024
 const POST_TIMEOUT_MS = 3000
+/**
+ * How long a report waits for the harness's usage before it goes without: a late transcript
+ * (claude-transcript.ts waits for Claude Code to flush it) must not hold up the turn's `idle`.
+ */
+const USAGE_GRACE_MS = 150
 
 function readStdin(): Promise<string> {
   if (process.stdin.isTTY) return Promise.resolve('')
@@ -61,6 +67,31 @@ export function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<
   })
 }
 
+/**
+ * With SVC_HOOK_TRACE=<file> in the harness's environment (a harness config's `env` puts it
+ * there), each hook appends one JSON line to that file: when its process started, when it sent
+ * the report and when the Hub answered. It tells where a late status spends its time; the agents
+ * benchmark measures visibility from `startedAt`. Best effort, like everything in a hook.
+ */
+function trace(env: NodeJS.ProcessEnv, line: Record<string, unknown>): void {
+  if (!env.SVC_HOOK_TRACE) return
+  try {
+    appendFileSync(env.SVC_HOOK_TRACE, JSON.stringify({agentId: env.SVC_AGENT_ID, startedAt: Math.round(performance.timeOrigin), ...line}) + '\n')
+  } catch {
+    // a trace that cannot be written changes nothing for the harness
+  }
+}
+
+const LATE = Symbol('late')
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
+
+async function send(env: NodeJS.ProcessEnv, harness: string, event: string, report: HookReport): Promise<void> {
+  const sentAt = Date.now()
+  const status = await postReport(env, report)
+  trace(env, {harness, event, activity: report.activity, sentAt, answeredAt: Date.now(), status})
+  if (status !== null && status >= 400) process.stderr.write(`svc hook: the Hub answered ${status} to a status report\n`)
+}
+
 export async function runHook(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const [type = '', event = '', inline] = argv
   try {
@@ -73,12 +104,14 @@ export async function runHook(argv: string[], env: NodeJS.ProcessEnv = process.e
     const payload = parse(inline !== undefined ? inline : await readStdin())
     const out = mod.hookOutput?.(event, payload)
     if (out) process.stdout.write(out)
-    let report = mod.onHook(event, payload)
-    if (report && mod.usageOf) report = {...report, usage: (await mod.usageOf(event, payload).catch(() => undefined)) ?? report.usage}
-    if (report) {
-      const status = await postReport(env, report)
-      if (status !== null && status >= 400) process.stderr.write(`svc hook: the Hub answered ${status} to a status report\n`)
-    }
+    const report = mod.onHook(event, payload)
+    if (!report) return
+    const usage = mod.usageOf ? mod.usageOf(event, payload).catch(() => undefined) : undefined
+    const quick = usage && (await Promise.race([usage, sleep(USAGE_GRACE_MS).then(() => LATE)]))
+    // Usage that is ready rides with the report; late usage follows it in a report of its own.
+    await send(env, type, event, quick && typeof quick === 'object' ? {...report, usage: quick} : report)
+    const late = quick === LATE ? await usage : undefined
+    if (late) await send(env, type, event, {usage: late})
   } catch (err) {
     process.stderr.write(`svc hook: ${(err as Error).message}\n`)
   } finally {

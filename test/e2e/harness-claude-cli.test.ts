@@ -127,8 +127,10 @@ describe('Claude Code CLI with the claude module', {timeout: 240_000}, () => {
       })
     })
     await new Promise<void>((r) => hub.listen(0, '127.0.0.1', r))
+    const traceFile = join(root, 'hook-trace.jsonl')
+    const spawnedAt = Date.now()
     try {
-      const env = {PATH: process.env.PATH, SVC_HUB_ENDPOINT: `http://127.0.0.1:${(hub.address() as AddressInfo).port}`, SVC_AGENT_ID: 'a1', SVC_AUTH_TOKEN: 'svc_agt_test'}
+      const env = {PATH: process.env.PATH, SVC_HUB_ENDPOINT: `http://127.0.0.1:${(hub.address() as AddressInfo).port}`, SVC_AGENT_ID: 'a1', SVC_AUTH_TOKEN: 'svc_agt_test', SVC_HOOK_TRACE: traceFile}
       // Not spawnSync: this process must answer the hook's POST meanwhile.
       const child = spawn(process.execPath, [BIN, 'hook', 'claude', 'Stop'], {env, stdio: ['pipe', 'ignore', 'pipe']})
       let stderr = ''
@@ -147,6 +149,14 @@ describe('Claude Code CLI with the claude module', {timeout: 240_000}, () => {
         body: {activity: 'idle', detail: '', turnEnded: true, heartbeat: true, usage: {sessionId: stop.payload.session_id, model: 'claude-opus-4-8', modelCalls: 2, inputTokens: 200, outputTokens: 40, cacheReadTokens: 10, cacheWriteTokens: 14}},
       },
     ])
+    // SVC_HOOK_TRACE: one line per report, with when the hook's process started, sent and was answered.
+    const lines = readFileSync(traceFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines).toEqual([{agentId: 'a1', harness: 'claude', event: 'Stop', activity: 'idle', status: 200, startedAt: expect.any(Number), sentAt: expect.any(Number), answeredAt: expect.any(Number)}])
+    const [t] = lines
+    expect(t.startedAt).toBeGreaterThanOrEqual(spawnedAt - 5)
+    expect(t.sentAt).toBeGreaterThanOrEqual(t.startedAt)
+    expect(t.answeredAt).toBeGreaterThanOrEqual(t.sentAt)
+    expect(t.answeredAt).toBeLessThanOrEqual(Date.now())
   })
 
   it('a restart with resume continues the same conversation (--continue), thinking off disables thinking', async () => {
