@@ -1,4 +1,4 @@
-import {existsSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import {mkdtemp, readFile, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -87,6 +87,19 @@ describe('local tmux runtime (real tmux)', () => {
     await screenHas(h, `id=${s.agentId}`)
     await expect(rt.start(s)).rejects.toThrow(/already has a tmux session/)
     await rt.stop(h)
+  })
+
+  it('`nice` lowers the priority of the agent\'s session: its autogroup where the kernel groups by session, else each process', async () => {
+    const autogroups = readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '1'
+    const niced = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, pollMs: 50, nice: 7})
+    for (const [runtime, nice] of [[niced, 7], [rt, 0]] as const) {
+      const s = spec()
+      const h = await runtime.start(s)
+      // What the harness's own shell, and a program it runs, see.
+      await typeLine(h, 'echo "prio=$(sed "s/.* nice //" /proc/self/autogroup):$(nice)"')
+      await screenHas(h, autogroups ? `prio=${nice}:0` : `prio=0:${nice}`)
+      await runtime.stop(h)
+    }
   })
 
   it('keeps the agent token off tmux argv (the server keeps its first client argv for life)', async () => {

@@ -13,7 +13,7 @@ import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
-import {envFileContent, newSessionArgs, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
+import {envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 
@@ -42,6 +42,11 @@ export interface LocalTmuxOptions {
   sandbox?: 'bubblewrap' | 'none'
   /** With the sandbox: names of broker environment variables the agent receives too. */
   envPassthrough?: string[]
+  /**
+   * Nice value of each agent's session (NICE_LOADER in tmux-args.ts), 0-19. The class default is
+   * 0; settings (`runtimes.<name>.nice`) default to 10.
+   */
+  nice?: number
   /** bwrap executable; default `bwrap` from PATH. */
   bwrap?: string
 }
@@ -84,7 +89,7 @@ export class LocalTmuxRuntime implements Runtime {
     if (await this.sessionExists(session)) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
     // Private: the env files hold the agent's token until its shell has read them.
     await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
-    const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: spec.command, env: spec.env}
+    const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: niceCommand(spec.command, this.opts.nice ?? 0), env: spec.env}
     const logFile = this.logFile(session)
     const envFile = this.envFile(session)
     await writeFile(logFile, '', {mode: 0o600})
@@ -143,7 +148,7 @@ export class LocalTmuxRuntime implements Runtime {
       masked,
     })
     const env = sandboxEnv({hostEnv: this.env, passthrough: this.opts.envPassthrough ?? [], agentEnv: spec.env, home, binDir})
-    return {command: [bwrap!, ...args, '--', ...spec.command], env}
+    return {command: [bwrap!, ...args, '--', ...niceCommand(spec.command, this.opts.nice ?? 0)], env}
   }
 
   async stop(handle: RuntimeHandle): Promise<void> {

@@ -62,6 +62,14 @@ describe('runtime selection', () => {
     expect(() => runtimeNamed({runtimes: {x: {type: 'local', env_passthrough: ['A B']}}}, 'x', {stateDir: dir})).toThrow(/`env_passthrough` must be a list/)
   })
 
+  it('local agents yield the CPU by default (nice 10); `nice` 0-19 sets it, anything else is refused', () => {
+    const niceOf = (cfg: object) => (runtimeNamed({runtimes: {x: {type: 'local', ...cfg}}}, 'x', {stateDir: dir}).runtime as unknown as {opts: {nice?: number}}).opts.nice
+    expect(niceOf({})).toBe(10)
+    expect(niceOf({nice: 0})).toBe(0)
+    expect(niceOf({nice: 19})).toBe(19)
+    for (const bad of [20, -1, 2.5, '5']) expect(() => niceOf({nice: bad})).toThrow(/runtime "x": `nice` must be a whole number from 0 to 19/)
+  })
+
   it('profiles name runtimes; env merges runtime then profile', async () => {
     const settings = {
       active_profile: 'cluster',

@@ -1,6 +1,6 @@
 /**
  * Builds the Runtime an agent runs on from settings: `profiles.<p>.runtime` names an entry of
- * `runtimes` ({type, host, context, namespace, env, sandbox, env_passthrough, image}); with no
+ * `runtimes` ({type, host, context, namespace, env, sandbox, env_passthrough, nice, image}); with no
  * profile, the broker's default runtime (default-runtime.ts: chosen once, at the first start,
  * then kept), configured by the `runtimes` entry of that name when there is one.
  */
@@ -24,6 +24,8 @@ export interface RuntimeSettings {
   sandbox?: string
   /** local with a sandbox: names of broker environment variables that reach the agent. */
   env_passthrough?: string[]
+  /** local: the nice value of agents' sessions (0-19, default 10). */
+  nice?: number
   /** docker, podman: image of harness configs that name none (default: the `svc image build` base image). */
   image?: string
 }
@@ -64,7 +66,7 @@ export const RUNTIME_TYPES = ['local', 'docker', 'podman', 'kubernetes'] as cons
 export function createRuntime(name: string, cfg: RuntimeSettings, opts: RuntimeFactoryOptions): Runtime {
   switch (cfg.type) {
     case 'local':
-      return new LocalTmuxRuntime({stateDir: opts.stateDir, env: opts.env, tmux: opts.bins?.tmux, sandbox: sandboxOf(name, cfg), envPassthrough: passthroughOf(name, cfg), bwrap: opts.bins?.bwrap})
+      return new LocalTmuxRuntime({stateDir: opts.stateDir, env: opts.env, tmux: opts.bins?.tmux, sandbox: sandboxOf(name, cfg), envPassthrough: passthroughOf(name, cfg), nice: niceOf(name, cfg), bwrap: opts.bins?.bwrap})
     case 'docker':
       return new DockerRuntime({host: cfg.host, env: opts.env, bin: opts.bins?.docker, defaultImage: cfg.image, stateDir: opts.stateDir})
     case 'podman':
@@ -81,6 +83,13 @@ export function createRuntime(name: string, cfg: RuntimeSettings, opts: RuntimeF
 function sandboxOf(name: string, cfg: RuntimeSettings): 'bubblewrap' | 'none' {
   const v = cfg.sandbox ?? 'bubblewrap'
   if (v !== 'bubblewrap' && v !== 'none') throw new Error(`runtime ${JSON.stringify(name)}: \`sandbox\` must be bubblewrap or none, not ${JSON.stringify(v)}`)
+  return v
+}
+
+/** Default 10: on a workstation running many agents, the Hub, hooks and the user's programs go first. */
+function niceOf(name: string, cfg: RuntimeSettings): number {
+  const v = cfg.nice ?? 10
+  if (!Number.isInteger(v) || v < 0 || v > 19) throw new Error(`runtime ${JSON.stringify(name)}: \`nice\` must be a whole number from 0 to 19, not ${JSON.stringify(v)}`)
   return v
 }
 

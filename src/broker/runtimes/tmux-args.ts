@@ -76,6 +76,23 @@ export const ENV_LOADER = 'set -a; . "$0" || exit 127; set +a; rm -f -- "$0"; ex
  */
 export const CLEAN_ENV_LOADER = `exec env -i TERM="\${TERM:-screen}" /bin/sh -c '${ENV_LOADER}' "$0" "$@"`
 
+/**
+ * sh script run as `sh -c NICE_LOADER <nice> <command...>`: lowers the CPU priority of the
+ * agent's session, then execs the command. Linux with autogroups (the default of desktop kernels)
+ * shares the CPU between sessions, not processes, so a plain `nice` would only rank a process
+ * within its own session: the session's autogroup gets the nice value instead (raising a nice
+ * value needs no privilege). Each tmux pane is a session of its own, so this covers the harness
+ * and everything it runs; harness hooks, which Claude Code starts in sessions of their own, and
+ * the Hub keep full priority. Without autogroups, `nice` does the same per process.
+ */
+export const NICE_LOADER =
+  'read on < /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null; if [ "$on" = 1 ] && { echo "$0" > /proc/self/autogroup; } 2>/dev/null; then exec "$@"; fi; exec nice -n "$0" "$@"'
+
+/** The command behind NICE_LOADER, or as it is when `nice` is 0. */
+export function niceCommand(command: string[], nice: number): string[] {
+  return nice > 0 ? ['/bin/sh', '-c', NICE_LOADER, String(nice), ...command] : command
+}
+
 /** The env file for ENV_LOADER: one `NAME='value'` line per variable. */
 export function envFileContent(env: Record<string, string>): string {
   return Object.entries(env)

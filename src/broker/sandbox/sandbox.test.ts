@@ -1,5 +1,5 @@
 import {execFileSync} from 'node:child_process'
-import {mkdirSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -36,7 +36,7 @@ beforeAll(async () => {
   git(repo, 'worktree', 'add', '-q', '-b', 'svc/a1', join(dir, 'wt', 'a1'))
   git(repo, 'worktree', 'add', '-q', '-b', 'svc/a2', join(dir, 'wt', 'a2'))
   writeFileSync(join(dir, 'wt', 'a2', 'other-agent.txt'), 'not yours\n')
-  rt = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, sandbox: 'bubblewrap', pollMs: 50})
+  rt = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, sandbox: 'bubblewrap', pollMs: 50, nice: 3})
   handle = await rt.start({
     agentId: 'sandboxed-a1',
     name: 'a1',
@@ -103,6 +103,11 @@ describe('the local runtime runs an agent in a bubblewrap sandbox', () => {
     expect(git(join(dir, 'repo'), 'log', '-1', '--format=%s', 'svc/a1')).toBe('from-the-sandbox')
     expect(await typed(`touch ${join(dir, 'repo', '.git', 'hooks', 'post-commit')}; echo "hook-rc=$?"`, 'hook-rc')).not.toBe('0')
     expect(await typed('touch /usr/planted; echo "usr-rc=$?"', 'usr-rc')).not.toBe('0')
+  })
+
+  it('runs at the runtime\'s `nice` inside the sandbox too', async () => {
+    const autogroups = readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '1'
+    expect(await typed('echo "prio=$(sed "s/.* nice //" /proc/self/autogroup):$(nice)"', 'prio')).toBe(autogroups ? '3:0' : '0:3')
   })
 
   it('svc is on its PATH (hooks and `svc status` run inside)', async () => {

@@ -165,6 +165,7 @@ export const SETTINGS_SCHEMA: ObjectNode = withOtherServerKeys(obj(
       gke: bool('Cloud-specific cluster features.', {default: false}),
       env: envMap('Environment of agents on this runtime.'),
       sandbox: str('local: `bubblewrap` runs each agent in a bubblewrap sandbox; `none` runs agents unsandboxed, as the broker\'s user with its files and environment (on purpose only).', {oneOf: ['bubblewrap', 'none'], default: 'bubblewrap'}),
+      nice: int('local: how far agents yield the CPU (0-19, as `nice`): under load the Hub, harness hooks and your own programs go first; 0 gives agents equal priority.', {default: 10, min: 0, max: 19}),
       env_passthrough: list('local with a sandbox: broker environment variables that reach agents (by default none does, but PATH and LANG).', str('A variable name.'), {default: []}),
       image: str('docker, podman: image of agents whose harness configuration names none (default: the base image of `svc image build`).'),
     })),
