@@ -160,7 +160,7 @@ try {
   const traceFile = join(work, 'hook-trace.jsonl')
   writeFileSync(
     join(home, '.svc', 'settings.yaml'),
-    `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n      SVC_HOOK_TRACE: ${traceFile}\nruntimes:\n  local:\n    type: local\n    sandbox: none\n`,
+    `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n      SVC_HOOK_TRACE: ${traceFile}\nruntimes:\n  local:\n    type: local\n    sandbox: none\n${process.env.BENCH_NICE ? `    nice: ${Number(process.env.BENCH_NICE)}\n` : ''}`,
   )
 
   const hubPort = await freePort()
@@ -281,7 +281,6 @@ try {
       if (a.seen.idle && model.answeredAt.get(last)) lags.idle.push(Math.max(0, a.seen.idle - model.answeredAt.get(last)))
     }
     // From each change's hook: the first trace line of that agent and activity.
-    execFileSync('cp', [traceFile, '/tmp/last-trace.jsonl'])
     const traced = readFileSync(traceFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
     const fromHook = {thinking: [], executing: [], idle: []}
     let unseen = 0

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {parse, parseDocument} from 'yaml'
 import {describe, expect, it} from 'vitest'
-import {editSettingsFile, withSettingsLock} from './settings-editor.js'
+import {editSettingsFile, withSettingsLock} from './settings-file-edit.js'
 
 const WRITER = fileURLToPath(new URL('../../test/helpers/settings-writer.ts', import.meta.url))
 const BASE = fileURLToPath(new URL('../../test/fixtures/settings/base.yaml', import.meta.url))

@@ -3,7 +3,7 @@
 //   settings-writer.ts <file> forever: sets kill.counter = i and kill.items.k<i> in one edit, forever
 import {readFileSync} from 'node:fs'
 import {parse} from 'yaml'
-import {editSettingsFile} from '../../src/config/settings-editor.js'
+import {editSettingsFile} from '../../src/config/settings-file-edit.js'
 
 const [file, mode, name, count] = process.argv.slice(2)
 

@@ -2,7 +2,7 @@ import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, expect, it} from 'vitest'
 import {fileWriter} from '../../src/domain/settings/save.js'
-import {withSettingsLock} from '../../src/config/settings-editor.js'
+import {withSettingsLock} from '../../src/config/settings-file-edit.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 
 const COMMENTED = `# my settings
