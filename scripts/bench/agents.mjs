@@ -21,8 +21,10 @@
 //    naming the tool, end of the last answer), which adds Claude Code's own reaction. Also
 //    prints Hub+broker RSS growth per agent.
 // The Hub runs in a session of its own (detached), as `svc server start` in its own terminal
-// does, and the agents unsandboxed (`runtimes.local.sandbox: none`) so that their hooks can
-// append to the bench's trace file.
+// does; agents run as configured by default (bubblewrap sandbox, nice 10; BENCH_NICE=<n> sets
+// `runtimes.local.nice`, BENCH_SANDBOX=none drops the sandbox). Their hooks append trace lines
+// to a file in their own worktree (SVC_HOOK_TRACE is relative: hooks run there), which the
+// sandbox lets them write.
 // Targets are printed, never asserted. BENCH_HUB_PROF=<dir> writes a CPU profile of the Hub
 // (and its co-located broker) there when it stops.
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
@@ -157,10 +159,10 @@ try {
   git('add', '-A')
   git('commit', '-q', '-m', 'init')
   mkdirSync(join(home, '.svc'))
-  const traceFile = join(work, 'hook-trace.jsonl')
+  const TRACE = '.svc-hook-trace.jsonl'
   writeFileSync(
     join(home, '.svc', 'settings.yaml'),
-    `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n      SVC_HOOK_TRACE: ${traceFile}\nruntimes:\n  local:\n    type: local\n    sandbox: none\n${process.env.BENCH_NICE ? `    nice: ${Number(process.env.BENCH_NICE)}\n` : ''}`,
+    `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n      SVC_HOOK_TRACE: ${TRACE}\nruntimes:\n  local:\n    type: local\n${process.env.BENCH_SANDBOX ? `    sandbox: ${process.env.BENCH_SANDBOX}\n` : ''}${process.env.BENCH_NICE ? `    nice: ${Number(process.env.BENCH_NICE)}\n` : ''}`,
   )
 
   const hubPort = await freePort()
@@ -254,11 +256,6 @@ try {
     // Each conversation: a `sleep 2` tool call, then a closing answer; the first answer held 1 s.
     model.respond((body) => (/"type":"tool_result"/.test(JSON.stringify(body.messages ?? [])) ? {text: 'Slept.'} : {tool: {name: 'Bash', input: {command: 'sleep 2', description: 'wait'}}, delayMs: 1000}))
     const agents = []
-    for (let i = 0; i < AGENTS; i++) {
-      const marker = `bench concurrent agent ${i} ${Date.now()}`
-      const {agent} = await api('POST', '/agents', {name: `conc${i}`, projectId: project.id, harnessConfig: 'claude', task: marker})
-      agents.push({id: agent.id, marker, seen: {}})
-    }
     const deadline = Date.now() + 300_000
     const poll = async (a) => {
       while (Date.now() < deadline && !a.seen.idle) {
@@ -269,7 +266,16 @@ try {
         await sleep(Math.max(0, POLL_MS - (Date.now() - t0)))
       }
     }
-    await Promise.all(agents.map(poll))
+    // Each agent is watched from its creation on, while the next ones are created.
+    const polls = []
+    for (let i = 0; i < AGENTS; i++) {
+      const marker = `bench concurrent agent ${i} ${Date.now()}`
+      const {agent} = await api('POST', '/agents', {name: `conc${i}`, projectId: project.id, harnessConfig: 'claude', task: marker})
+      const a = {id: agent.id, marker, seen: {}, trace: join(agent.workspace.path, TRACE)}
+      agents.push(a)
+      polls.push(poll(a))
+    }
+    await Promise.all(polls)
     const rssAfter = treeRssKb(hub.pid)
     const lags = {thinking: [], executing: [], idle: []}
     for (const a of agents) {
@@ -281,14 +287,22 @@ try {
       if (a.seen.idle && model.answeredAt.get(last)) lags.idle.push(Math.max(0, a.seen.idle - model.answeredAt.get(last)))
     }
     // From each change's hook: the first trace line of that agent and activity.
-    const traced = readFileSync(traceFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    const traced = agents.flatMap((a) => (existsSync(a.trace) ? readFileSync(a.trace, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []))
     const fromHook = {thinking: [], executing: [], idle: []}
+    // Where the hook's part went: its own start until it sent, the Hub's answer, then the poll.
+    const parts = {'hook start': [], 'Hub answer': [], 'poll': []}
     let unseen = 0
     for (const a of agents) {
       for (const activity of Object.keys(fromHook)) {
-        const starts = traced.filter((t) => t.agentId === a.id && t.activity === activity).map((t) => t.startedAt)
-        if (!starts.length || !a.seen[activity]) unseen++
-        else fromHook[activity].push(Math.max(0, a.seen[activity] - Math.min(...starts)))
+        const first = traced.filter((t) => t.agentId === a.id && t.activity === activity).sort((x, y) => x.startedAt - y.startedAt)[0]
+        if (!first || !a.seen[activity]) {
+          unseen++
+          continue
+        }
+        fromHook[activity].push(Math.max(0, a.seen[activity] - first.startedAt))
+        parts['hook start'].push(first.sentAt - first.startedAt)
+        parts['Hub answer'].push(first.answeredAt - first.sentAt)
+        parts.poll.push(Math.max(0, a.seen[activity] - first.answeredAt))
       }
     }
     const row = (k, xs) => out(`  ${k.padEnd(10)} n=${xs.length}  p50 ${ms(pct(xs, 50))}  p99 ${ms(pct(xs, 99))}  max ${ms(Math.max(...xs))}`)
@@ -296,6 +310,8 @@ try {
     for (const [k, xs] of Object.entries(lags)) row(k, xs)
     out(`  from the hook's start (svc's part):`)
     for (const [k, xs] of Object.entries(fromHook)) row(k, xs)
+    out(`  of which:`)
+    for (const [k, xs] of Object.entries(parts)) row(k, xs)
     const all = [...fromHook.thinking, ...fromHook.executing, ...fromHook.idle]
     out(`concurrent: ${AGENTS} agents, ${all.length} activity changes, p99 ${ms(pct(all, 99))} from the hook's start (target <= 500 ms: ${verdict(pct(all, 99) <= 500 && unseen === 0)})${unseen ? `; ${unseen} changes never seen` : ''}`)
     out(`  Hub+broker RSS ${(rssBefore / 1024).toFixed(0)} MB -> ${(rssAfter / 1024).toFixed(0)} MB: ${((rssAfter - rssBefore) / AGENTS / 1024).toFixed(1)} MB per agent`)
