@@ -183,7 +183,10 @@ describe('claude hooks to activity', () => {
     expect(claudeOnHook('PermissionRequest', {...base, tool_name: 'Bash', tool_input: {command: 'rm -rf build'}})).toEqual({activity: 'waiting_for_input', detail: 'Permission: Bash: rm -rf build'})
     expect(claudeOnHook('PostToolUse', {...base, tool_name: 'Bash', tool_response: {}})).toEqual({activity: 'thinking', detail: ''})
     expect(claudeOnHook('PostToolUseFailure', {...base, tool_name: 'Bash', error: 'x'})).toEqual({activity: 'thinking', detail: ''})
-    expect(claudeOnHook('Notification', {...base, message: 'Claude needs your permission', notification_type: 'permission_prompt'})).toEqual({activity: 'waiting_for_input', detail: 'Claude needs your permission'})
+    // A permission prompt's detail stays the PermissionRequest's (the command asked about).
+    expect(claudeOnHook('Notification', {...base, message: 'Claude needs your permission', notification_type: 'permission_prompt'})).toEqual({activity: 'waiting_for_input'})
+    expect(claudeOnHook('Notification', {...base, message: 'Claude needs your permission to use Bash'})).toEqual({activity: 'waiting_for_input'})
+    expect(claudeOnHook('Notification', {...base, message: 'Pick a database', notification_type: 'elicitation_dialog'})).toEqual({activity: 'waiting_for_input', detail: 'Pick a database'})
     expect(claudeOnHook('Notification', {...base, message: 'Claude is waiting for your input', notification_type: 'idle_prompt'})).toBeNull()
     expect(claudeOnHook('Stop', {...base, stop_hook_active: false, last_assistant_message: 'All done.'})).toEqual({activity: 'idle', detail: '', turnEnded: true})
     expect(claudeOnHook('StopFailure', {...base, error: 'rate_limit'})).toEqual({activity: 'idle', turnEnded: true, detail: 'rate_limit'})

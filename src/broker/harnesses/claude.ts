@@ -73,7 +73,12 @@ export function claudeOnHook(event: string, payload: unknown): HookReport | null
       const type = typeof p.notification_type === 'string' ? p.notification_type : ''
       // Older payloads carry only the message ("Claude needs your permission to use Bash").
       const waiting = WAITING_NOTIFICATIONS.has(type) || (!type && /permission|needs your/i.test(String(p.message ?? '')))
-      return waiting ? {activity: 'waiting_for_input', detail: clipLine((String(p.message ?? 'Claude Code is waiting for input')))} : null
+      if (!waiting) return null
+      // A permission prompt's notification comes after PermissionRequest (or PreToolUse), whose
+      // detail names the command asked about; its own message ("Claude needs your permission")
+      // says less, so the detail is left as it is.
+      if (type === 'permission_prompt' || !type) return {activity: 'waiting_for_input'}
+      return {activity: 'waiting_for_input', detail: clipLine(String(p.message ?? 'Claude Code is waiting for input'))}
     }
     case 'Stop':
       return {activity: 'idle', detail: '', turnEnded: true}

@@ -77,7 +77,7 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
     const values = await secretValues()(agent.projectId, owner, needs.map((n) => n.key))
     const missing = missingNeeds(needs, cfg, new Set(Object.keys(values)))
     if (missing.length) {
-      throw new AppError('missing_secrets', `harness config ${configName} needs ${missing.map((m) => m.key).join(', ')}: set ${missing.length === 1 ? 'it' : 'them'} as project or user secrets (svc agent create asks for them on a terminal)`, {
+      throw new AppError('missing_secrets', `harness config ${configName} needs ${missing.map((m) => m.key).join(', ')}: set ${missing.length === 1 ? 'it' : 'them'} as project or user secrets (svc agent create asks for them on a terminal, or takes --secret KEY=VALUE)`, {
         missing: missing.map((m) => ({key: m.key, description: m.description})),
       })
     }
