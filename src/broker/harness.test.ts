@@ -1,5 +1,7 @@
 import {describe, expect, it} from 'vitest'
-import {mergeResources, resolveHarness} from './harness.js'
+import {BUILTIN_HARNESS_TYPES} from '../api/harness-types.js'
+import {mergeResources, resolveHarness, type HarnessConfig} from './harness.js'
+import {HARNESSES} from './harnesses/registry.js'
 
 describe('harness configs', () => {
   it('the built-in shell runs bash with a short prompt and default resources', () => {
@@ -22,6 +24,16 @@ describe('harness configs', () => {
     expect(g.command).toEqual(['gemini', '--prompt', 'hello'])
     expect(g.env).toEqual({B: '2'})
     expect(g.resources).toEqual({cpu: '500m', memory: '2Gi', disk: '10Gi', gpu: 1})
+  })
+
+  it('the built-in harness types of the API are the registry\'s modules', () => {
+    expect([...BUILTIN_HARNESS_TYPES].sort()).toEqual(Object.keys(HARNESSES).sort())
+  })
+
+  it('a config named after a built-in harness is of that type unless it says otherwise', () => {
+    const configs = {claude: {env: {ANTHROPIC_BASE_URL: 'http://gw'}}, codex: {harness: 'shell'}} as unknown as Record<string, HarnessConfig>
+    expect(resolveHarness('claude', {configs})).toMatchObject({harness: 'claude', command: ['claude'], env: {ANTHROPIC_BASE_URL: 'http://gw'}})
+    expect(resolveHarness('codex', {configs}).harness).toBe('shell')
   })
 
   it('clear errors for unknown configs and bad values', () => {

@@ -51,6 +51,11 @@ server:
     expect(check('schema_version: "1"\nprofiles:\n  p:\n    env: {}\n')).toEqual(['s.yaml:4:5: profiles.p.runtime: expected a string, found nothing (the key is required)'])
   })
 
+  it('a harness config named after a built-in harness is of that type without saying so', () => {
+    for (const name of ['shell', 'claude', 'codex', 'gemini', 'opencode']) expect(check(`schema_version: "1"\nharness_configs:\n  ${name}:\n    env: {A: "1"}\n`)).toEqual([])
+    expect(check('schema_version: "1"\nharness_configs:\n  claude2:\n    env: {A: "1"}\n')).toEqual(['s.yaml:4:5: harness_configs.claude2.harness: expected a string, found nothing (the key is required)'])
+  })
+
   it('refuses another schema version; the number 1 is a warning', () => {
     expect(check('schema_version: "2"\n')).toEqual(['s.yaml:1:17: schema_version: expected one of "1", found "2"'])
     expect(check('schema_version: 1\n')).toEqual(['s.yaml:1:17: warning: schema_version: expected the string "1", found the number 1 (write schema_version: "1")'])

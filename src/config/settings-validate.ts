@@ -95,6 +95,7 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
           if (v !== undefined) out[key] = v
         }
         for (const req of s.required ?? []) {
+          if (s.impliedByName?.field === req && s.impliedByName.names.includes(path[path.length - 1] ?? '')) continue
           if (out[req] === undefined && !node.items.some((p) => isScalar(p.key) && p.key.value === req && !isNull(resolve(p.value)))) {
             problem('error', [...path, req], node, parent, `expected ${expectedOf(s.fields[req])}, found nothing (the key is required)`)
           }

@@ -43,6 +43,10 @@ harness_configs:
       PATH: /nonexistent
   missing:
     harness: no-such-harness-cli
+  gemini:
+    env:
+      GEMINI_API_KEY: from-settings-0000
+      PATH: /nonexistent
 `
 
 describeEachDialect('agents: a git worktree per agent on the co-located broker', (dialect) => {
@@ -103,8 +107,9 @@ describeEachDialect('agents: a git worktree per agent on the co-located broker',
     expect(readFileSync(env.SVC_AUTH_TOKEN_FILE, 'utf8').trim()).toBe(env.SVC_AUTH_TOKEN)
     hub.tmux('send-keys', '-t', `=svc-${a.body.agent.id}:`, '-l', 'pwd > where.txt')
     hub.tmux('send-keys', '-t', `=svc-${a.body.agent.id}:`, 'Enter')
-    await waitFor(() => existsSync(join(wa.path, 'where.txt')), 10_000, 'the shell to write in its worktree')
-    expect(readFileSync(join(wa.path, 'where.txt'), 'utf8').trim()).toBe(wa.path)
+    // The shell creates the file before pwd writes into it: wait for the whole line.
+    const where = await waitFor(() => (existsSync(join(wa.path, 'where.txt')) ? /\n$/.exec(readFileSync(join(wa.path, 'where.txt'), 'utf8'))?.input : undefined), 10_000, 'the shell to write in its worktree')
+    expect(where.trim()).toBe(wa.path)
     const got = await hub.request('GET', `/api/v1/agents/${a.body.agent.id}`)
     expect(got.body.agent.workspace).toEqual(wa)
   })
@@ -201,6 +206,16 @@ describeEachDialect('agents: a git worktree per agent on the co-located broker',
       expect(r.status).toBe(422)
       expect(r.body.error.code).toBe('harness_not_installed')
       expect(r.body.error.message).toMatch(/Claude Code.*npm install -g @anthropic-ai\/claude-code/)
+      expect(await snapshot()).toEqual(before)
+    })
+
+    it('settings for a built-in config name (gemini, no `harness`) change that config: its env applies and it stays Gemini CLI', async () => {
+      const before = await snapshot()
+      // Its key comes from the settings' env (no missing_secrets); its PATH hides the executable.
+      const r = await create('kappa', {harnessConfig: 'gemini'})
+      expect(r.status).toBe(422)
+      expect(r.body.error.code).toBe('harness_not_installed')
+      expect(r.body.error.message).toMatch(/Gemini CLI \(`gemini`\).*npm install -g @google\/gemini-cli/)
       expect(await snapshot()).toEqual(before)
     })
   })

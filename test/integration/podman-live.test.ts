@@ -71,8 +71,9 @@ describe.skipIf(!podman)('agents on real podman (co-located broker, base image)'
   it('the worktree is mounted at its host path: a file written inside shows on the host', async () => {
     const dir = agent.workspace?.path ?? join(hub.home, '.svc', 'broker', 'workspaces', agent.id)
     await keysDelivered(`echo made-in-the-container > ${dir}/inside.txt\r`)
-    await waitFor(() => existsSync(join(dir, 'inside.txt')), 60_000, 'the file on the host')
-    expect(readFileSync(join(dir, 'inside.txt'), 'utf8')).toBe('made-in-the-container\n')
+    // The shell creates the file before echo writes into it: wait for the whole line.
+    const inside = await waitFor(() => (existsSync(join(dir, 'inside.txt')) ? /\n$/.exec(readFileSync(join(dir, 'inside.txt'), 'utf8'))?.input : undefined), 60_000, 'the file on the host')
+    expect(inside).toBe('made-in-the-container\n')
   }, 300_000)
 
   it('messages are pasted into the terminal', async () => {

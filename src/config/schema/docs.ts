@@ -33,7 +33,8 @@ function requiredKeys(root: ObjectNode): Set<string> {
   const set = new Set<string>()
   for (const r of [{key: '', node: root as SchemaNode}, ...schemaRows(root)]) {
     const obj = r.node.kind === 'object' ? r.node : null
-    if (obj?.required) for (const k of obj.required) set.add(r.key ? `${r.key}.${k}` : k)
+    // A field implied by the object's name is explained by its own doc, not marked required.
+    if (obj?.required) for (const k of obj.required) if (obj.impliedByName?.field !== k) set.add(r.key ? `${r.key}.${k}` : k)
   }
   return set
 }

@@ -1,3 +1,4 @@
+import {BUILTIN_HARNESS_TYPES} from '../../api/harness-types.js'
 import {NOTIFY_STATES} from '../../api/notify-states.js'
 import {SERVER_KEYS, type KeySpec} from '../schema.js'
 import {any, bool, DURATION, float, int, list, map, obj, str, type LeafNode, type ObjectNode, type SchemaNode} from './types.js'
@@ -169,7 +170,7 @@ export const SETTINGS_SCHEMA: ObjectNode = withOtherServerKeys(obj(
       env_passthrough: list('local with a sandbox: broker environment variables that reach agents (by default none does, but PATH and LANG).', str('A variable name.'), {default: []}),
       image: str('docker, podman: image of agents whose harness configuration names none (default: the base image of `svc image build`).'),
     })),
-    harness_configs: map('Harness configurations.', 'config', obj('A harness configuration.', harnessFields(), {required: ['harness']})),
+    harness_configs: map('Harness configurations.', 'config', obj(`A harness configuration. Its \`harness\` is required, except in a config named after a built-in harness (${BUILTIN_HARNESS_TYPES.map((t) => `\`${t}\``).join(', ')}), which is of that type unless it says otherwise.`, harnessFields(), {required: ['harness'], impliedByName: {field: 'harness', names: BUILTIN_HARNESS_TYPES}})),
     profiles: map('Profiles: a runtime and the defaults that go with it.', 'profile', obj('A profile.', {
       runtime: str('Runtime of the profile; must name an entry of `runtimes`.'),
       default_template: str('Template of new agents (over the top-level one).'),

@@ -26,6 +26,11 @@ export interface ObjectNode extends Base {
   kind: 'object'
   fields: Record<string, SchemaNode>
   required?: readonly string[]
+  /**
+   * A required field that may be left out when the object's own name (its key in a map) is one
+   * of `names`: the name is then its value (`harness` of a config named after a built-in harness).
+   */
+  impliedByName?: {field: string; names: readonly string[]}
   /** Keys outside `fields` are expected (no unknown-key warning). */
   open?: boolean
   /** Materialise the defaults of this object's fields when the object is absent (default true). */

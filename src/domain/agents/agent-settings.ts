@@ -1,3 +1,5 @@
+import {BUILTIN_HARNESS_TYPES, isBuiltinHarnessType} from '../../api/harness-types.js'
+
 /**
  * Hub-level settings the agents capability reads. Built from bootstrap configuration today; the
  * settings-database capability supplies the same shape from Layer-1 sections.
@@ -31,12 +33,17 @@ export const DEFAULT_QUOTAS = {maxAgentsPerProject: 100, maxAgentsPerBroker: 50,
  * behind it) and the real coding agents (src/broker/harnesses/). Settings `harness_configs` of the
  * same name replace them.
  */
-export const BUILTIN_HARNESS_CONFIGS: Record<string, HarnessConfigSetting> = {
-  shell: {harness: 'shell'},
-  claude: {harness: 'claude'},
-  codex: {harness: 'codex'},
-  gemini: {harness: 'gemini'},
-  opencode: {harness: 'opencode'},
+export const BUILTIN_HARNESS_CONFIGS: Record<string, HarnessConfigSetting> = Object.fromEntries(BUILTIN_HARNESS_TYPES.map((type) => [type, {harness: type}]))
+
+/**
+ * Settings `harness_configs` over the built-ins. An entry named after a built-in harness that
+ * names no `harness` is of that type (`harness_configs: {claude: {env: {...}}}` points the
+ * built-in `claude` config elsewhere).
+ */
+function harnessConfigsOf(configured: Record<string, HarnessConfigSetting> | undefined): Record<string, HarnessConfigSetting> {
+  const out = {...BUILTIN_HARNESS_CONFIGS}
+  for (const [name, cfg] of Object.entries(configured ?? {})) out[name] = !cfg?.harness && isBuiltinHarnessType(name) ? {...cfg, harness: name} : cfg
+  return out
 }
 
 const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : d)
@@ -46,7 +53,7 @@ export function agentSettingsFromTree(tree: Record<string, any>): AgentSettings 
   const q = tree.quotas ?? {}
   return {
     defaults: Object.fromEntries(Object.entries(tree).filter(([k]) => k.startsWith('default_'))),
-    harnessConfigs: {...BUILTIN_HARNESS_CONFIGS, ...(tree.harness_configs ?? {})},
+    harnessConfigs: harnessConfigsOf(tree.harness_configs),
     defaultHarnessConfig: typeof tree.default_harness_config === 'string' ? tree.default_harness_config : null,
     defaultRuntimeBroker: typeof tree.default_runtime_broker === 'string' ? tree.default_runtime_broker : null,
     defaultAgentRole: typeof tree.default_agent_role === 'string' ? tree.default_agent_role : 'full',
