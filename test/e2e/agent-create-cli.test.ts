@@ -1,12 +1,12 @@
-import {execFileSync} from 'node:child_process'
+import {execFileSync, spawn} from 'node:child_process'
 import {mkdtempSync, rmSync, symlinkSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {iso} from '../../src/domain/shared/clock.js'
-import {cliEnv, runCli} from '../helpers/cli.js'
+import {BIN, cliEnv, runCli} from '../helpers/cli.js'
 import {makeRepos, sh, type TestRepos} from '../helpers/git-repos.js'
-import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
+import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
 
 /**
  * `svc agent create`'s promises of CONTRACT.md and docs/cli.md that only its exit code and
@@ -97,5 +97,27 @@ describe('svc agent create: failures, secrets and exit codes', {timeout: 180_000
     expect(stored).toHaveLength(1)
     expect(stored[0]).toMatchObject({key: 'ANTHROPIC_API_KEY', scope: 'user'})
     expect(JSON.stringify(stored)).not.toContain('sk-test-key')
+  })
+
+  it('on a terminal a needed secret is asked for (masked), stored as your own and the create goes on', async () => {
+    const secrets = async () => (await hub.request('GET', `/api/v1/projects/${projectId}/secrets`)).body.secrets
+    const q = (x: string) => `'${x.replace(/'/g, `'\\''`)}'`
+    const argv = [process.execPath, BIN, 'agent', 'create', 'asked', '--harness', 'codex', '--project', projectId]
+    // util-linux `script` runs the CLI on a pseudo-terminal and passes our stdin to it.
+    const child = spawn('script', ['-qfec', argv.map(q).join(' '), '/dev/null'], {env, stdio: ['pipe', 'pipe', 'pipe']})
+    let out = ''
+    child.stdout!.on('data', (d) => (out += d))
+    child.stderr!.on('data', (d) => (out += d))
+    const exited = new Promise<number | null>((r) => child.on('exit', r))
+    await waitFor(() => /OPENAI_API_KEY/.test(out) && /\?/.test(out), 30_000, `the prompt; output:\n${out}`)
+    child.stdin!.write('sk-typed-at-the-prompt\r')
+    const code = await exited
+    // Past missing_secrets: the agent is made and dispatched, then fails on this broker's
+    // missing sandbox (as in the first test).
+    expect(code, out).toBe(1)
+    expect(out).toMatch(/agent asked was created but did not start.*\(agent_failed\)/)
+    // The typed key was masked on the terminal, and stored as the user's own secret.
+    expect(out).not.toContain('sk-typed-at-the-prompt')
+    expect((await secrets()).filter((x: {key: string}) => x.key === 'OPENAI_API_KEY')).toMatchObject([{key: 'OPENAI_API_KEY', scope: 'user'}])
   })
 })

@@ -132,8 +132,8 @@ export const claude: HarnessModule = {
   auth: {
     default: 'api-key',
     types: {
-      'api-key': {secrets: ['ANTHROPIC_API_KEY'], description: 'an Anthropic API key (ANTHROPIC_API_KEY)'},
-      'oauth-token': {secrets: ['CLAUDE_CODE_OAUTH_TOKEN'], description: 'a Claude subscription token from `claude setup-token` (CLAUDE_CODE_OAUTH_TOKEN)'},
+      'api-key': {secrets: ['ANTHROPIC_API_KEY'], description: 'an Anthropic API key'},
+      'oauth-token': {secrets: ['CLAUDE_CODE_OAUTH_TOKEN'], description: 'a Claude subscription token from `claude setup-token`'},
       'credentials-file': {secrets: [], credentialsFile: CLAUDE_CREDENTIALS_FILE, description: "the broker user's own Claude Code login (~/.claude/.credentials.json)"},
     },
   },

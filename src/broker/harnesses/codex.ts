@@ -192,7 +192,7 @@ export const codex: HarnessModule = {
   auth: {
     default: 'api-key',
     types: {
-      'api-key': {secrets: ['OPENAI_API_KEY'], description: 'an OpenAI API key (OPENAI_API_KEY), read from the environment; OPENAI_BASE_URL, when set, is the endpoint'},
+      'api-key': {secrets: ['OPENAI_API_KEY'], description: 'an OpenAI API key'},
       'credentials-file': {secrets: [], credentialsFile: '.codex/auth.json', signIn: '`codex login`', description: "the user's own `codex login` (ChatGPT sign-in), copied from ~/.codex/auth.json"},
     },
   },

@@ -155,10 +155,10 @@ export const gemini: HarnessModule = {
   auth: {
     default: 'api-key',
     types: {
-      'api-key': {secrets: ['GEMINI_API_KEY'], description: 'a Gemini API key from Google AI Studio (GEMINI_API_KEY)'},
+      'api-key': {secrets: ['GEMINI_API_KEY'], description: 'a Gemini API key from Google AI Studio'},
       'vertex-ai': {
         secrets: ['GOOGLE_API_KEY'],
-        description: 'a Vertex AI API key (GOOGLE_API_KEY; GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION in the harness env for a project)',
+        description: 'a Vertex AI API key (GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION go in the harness config\'s env)',
       },
       'credentials-file': {
         secrets: [],

@@ -134,8 +134,8 @@ export const opencode: HarnessModule = {
   auth: {
     default: 'api-key',
     types: {
-      'api-key': {secrets: ['ANTHROPIC_API_KEY'], description: 'Anthropic API key (model anthropic/...)'},
-      'openai-api-key': {secrets: ['OPENAI_API_KEY'], description: 'OpenAI API key (model openai/...)'},
+      'api-key': {secrets: ['ANTHROPIC_API_KEY'], description: 'an Anthropic API key (models anthropic/...)'},
+      'openai-api-key': {secrets: ['OPENAI_API_KEY'], description: 'an OpenAI API key (models openai/...)'},
       'credentials-file': {secrets: [], credentialsFile: CREDENTIALS_FILE, signIn: '`opencode auth login`', description: "the user's own `opencode auth login` credentials"},
     },
   },
