@@ -196,6 +196,17 @@ describeEachDialect('agents: a git worktree per agent on the co-located broker',
       for (const f of files) expect(readFileSync(join(ok.body.agent.workspace.path, f), 'utf8')).not.toContain('s3cr3t-deploy')
     })
 
+    it('starting a stopped agent whose secret was deleted meanwhile is missing_secrets and leaves it stopped', async () => {
+      const agent = (await hub.request('GET', `/api/v1/projects/${projectId}/agents/theta`)).body.agent
+      expect((await hub.request('POST', `/api/v1/agents/${agent.id}/stop`, {body: {}})).body.agent.phase).toBe('stopped')
+      expect((await hub.request('DELETE', `/api/v1/projects/${projectId}/secrets/DEPLOY_TOKEN`)).status).toBeLessThan(300)
+      const r = await hub.request('POST', `/api/v1/agents/${agent.id}/start`, {body: {}})
+      expect(r.status).toBe(422)
+      expect(r.body.error).toMatchObject({code: 'missing_secrets', details: {missing: [{key: 'DEPLOY_TOKEN'}]}})
+      expect((await hub.request('GET', `/api/v1/agents/${agent.id}`)).body.agent).toMatchObject({phase: 'stopped', error: null})
+      expect(sessionExists(agent.id)).toBe(false)
+    })
+
     it("Claude Code's API key is a need; given in the harness config's env, no secret is required", async () => {
       const before = await snapshot()
       const missing = await create('iota', {harnessConfig: 'unkeyed'})

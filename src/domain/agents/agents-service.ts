@@ -228,6 +228,10 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       // A stopped or failed agent does not count against the quotas, so starting it again is
       // checked like a create (else create, stop, create, start went over the cap).
       const wasLive = agent.phase !== 'stopped' && agent.phase !== 'error'
+      // Refused before anything is written, as at create: a secret deleted since is asked for
+      // again instead of leaving the agent half started.
+      const configured = settings.harnessConfigs[agent.harnessConfig]
+      if (configured) await gatherSecrets(agent, agent.harnessConfig, configured)
       const ready = await store.transaction(async (tx) => {
         if (!wasLive) await checkQuotas(tx, agent.projectId, brokerId, settings.quotas)
         return (await tx.agents.update(agent.id, {phase: 'provisioning', brokerId, error: null}, now()))!

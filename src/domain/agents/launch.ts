@@ -98,24 +98,26 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
    * nothing (launchRefusal) is thrown; any other failure leaves the agent in phase `error`.
    */
   async function dispatch(agent: AgentRecord): Promise<AgentRecord> {
-    const settings = await a.settings()
-    const configured = settings.harnessConfigs[agent.harnessConfig]
-    const {needs, values} = configured ? await gatherSecrets(agent, agent.harnessConfig, configured) : {needs: [], values: {}}
-    const {token} = await a.tokens.mint(agent)
-    // The built-in `shell` is the broker's own (with its prompt); every other config is sent as
-    // the Hub has it, so a broker that does not know a built-in name still runs it.
-    const harness = BUILTIN_HARNESS_CONFIGS[agent.harnessConfig] === configured && configured?.harness === 'shell' ? undefined : configured
-    const templateFiles = agent.template ? await templateFilesOf(agent.template) : undefined
-    const env: Record<string, string> = {}
-    const secretFiles: Array<{target: string; value: string}> = []
-    for (const n of needs) {
-      if (values[n.key] === undefined) continue
-      if (n.type === 'file') secretFiles.push({target: n.target!, value: values[n.key]})
-      else env[n.key] = values[n.key]
-    }
-    const tz = applied(agent, 'defaultTimezone')
-    const maxDuration = applied(agent, 'defaultMaxDuration')
+    // Everything from here on is inside the try: whatever fails, the agent ends in phase
+    // `error` (or the refusal is passed on), never left in `provisioning`.
     try {
+      const settings = await a.settings()
+      const configured = settings.harnessConfigs[agent.harnessConfig]
+      const {needs, values} = configured ? await gatherSecrets(agent, agent.harnessConfig, configured) : {needs: [], values: {}}
+      const {token} = await a.tokens.mint(agent)
+      // The built-in `shell` is the broker's own (with its prompt); every other config is sent as
+      // the Hub has it, so a broker that does not know a built-in name still runs it.
+      const harness = BUILTIN_HARNESS_CONFIGS[agent.harnessConfig] === configured && configured?.harness === 'shell' ? undefined : configured
+      const templateFiles = agent.template ? await templateFilesOf(agent.template) : undefined
+      const env: Record<string, string> = {}
+      const secretFiles: Array<{target: string; value: string}> = []
+      for (const n of needs) {
+        if (values[n.key] === undefined) continue
+        if (n.type === 'file') secretFiles.push({target: n.target!, value: values[n.key]})
+        else env[n.key] = values[n.key]
+      }
+      const tz = applied(agent, 'defaultTimezone')
+      const maxDuration = applied(agent, 'defaultMaxDuration')
       const res = await a.gateway.request<{runtime: string; ref: string; workspace?: AgentRecord['workspace']; image?: string | null; sandbox?: string | null}>(
         agent.brokerId!,
         'agent.start',
@@ -145,8 +147,10 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
             ...(typeof tz === 'string' && tz ? {TZ: tz} : {}),
           },
         },
-        // A clone of a large remote takes a while; a worktree or a plain start is quick.
-        10 * 60_000,
+        // A clone of a large remote takes a while; a worktree or a plain start is quick. Longer
+        // than the broker's own bound on a clone (10 minutes, workspace/worktree.ts), so its
+        // answer, a start or a refusal, always comes before the Hub gives up on it.
+        12 * 60_000,
       )
       a.status.forget(agent.id)
       return (await store.agents.update(agent.id, {phase: 'running', activity: null, runtime: res.runtime, runtimeRef: res.ref, image: res.image ?? null, sandbox: res.sandbox ?? null, error: null, lastHeartbeatAt: now(), ...(res.workspace !== undefined && {workspace: res.workspace})}, now()))!
