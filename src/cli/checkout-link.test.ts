@@ -1,0 +1,30 @@
+import {describe, expect, it} from 'vitest'
+import {checkoutLink, isLoopbackUrl, linkNote} from './checkout-link.js'
+
+describe('svc project register: what a checkout links', () => {
+  it('only a Hub on this machine gets the checkout as localPath', () => {
+    for (const url of ['http://127.0.0.1:9810', 'http://localhost:9810', 'http://[::1]:9810', 'http://127.1.2.3']) expect(isLoopbackUrl(url), url).toBe(true)
+    for (const url of ['https://hub.example.com', 'http://10.0.0.5:9810', 'http://127.0.0.1.example.com', 'not a url']) expect(isLoopbackUrl(url), url).toBe(false)
+    const base = {checkout: '/src/app', origin: 'git@github.com:acme/app.git', noLink: false}
+    expect(checkoutLink({...base, endpoint: 'http://127.0.0.1:9810'})).toEqual({checkout: '/src/app', sendPath: true})
+    expect(checkoutLink({...base, endpoint: 'https://hub.example.com'})).toEqual({checkout: '/src/app', sendPath: false})
+  })
+
+  it('--remote of another repository does not link this checkout; the same repository spelled otherwise does', () => {
+    const base = {checkout: '/src/svc', origin: 'git@github.com:acme/svc.git', noLink: false, endpoint: 'http://127.0.0.1:9810'}
+    expect(checkoutLink({...base, remoteFlag: 'git@github.com:acme/demo.git'})).toEqual({checkout: null, sendPath: false, skipped: "this checkout's origin is git@github.com:acme/svc.git, not git@github.com:acme/demo.git"})
+    expect(checkoutLink({...base, remoteFlag: 'https://github.com/acme/svc'})).toEqual({checkout: '/src/svc', sendPath: true})
+    // A checkout with no origin yet is linked to the remote given.
+    expect(checkoutLink({...base, origin: null, remoteFlag: 'git@github.com:acme/demo.git'})).toEqual({checkout: '/src/svc', sendPath: true})
+    expect(checkoutLink({...base, noLink: true})).toEqual({checkout: null, sendPath: false})
+    expect(checkoutLink({...base, checkout: null})).toEqual({checkout: null, sendPath: false})
+  })
+
+  it('says where the agents of the linked project work', () => {
+    const file = '/src/app/.svc/settings.yaml'
+    expect(linkNote({id: 'p1', localPath: '/src/app'}, {checkout: '/src/app', sendPath: true}, file)).toBe(`Linked this checkout (hub.grove_id in ${file}): agents created here work in worktrees of it.`)
+    expect(linkNote({id: 'p1', localPath: '/elsewhere/app'}, {checkout: '/src/app', sendPath: true}, file)).toMatch(/its agents work in worktrees of \/elsewhere\/app, the checkout it was registered with/)
+    expect(linkNote({id: 'p1', localPath: null}, {checkout: '/src/app', sendPath: false}, file)).toMatch(/the Hub is not on this machine, so its agents work in clones of the project's remote/)
+    expect(linkNote({id: 'p1'}, {checkout: null, sendPath: false, skipped: 'x'}, null)).toBe('Not linked: x. Use it with --project p1, SVC_HUB_GROVE_ID, or hub.grove_id in .svc/settings.yaml.')
+  })
+})

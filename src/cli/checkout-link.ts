@@ -1,0 +1,49 @@
+/**
+ * What `svc project register` links when run in a git checkout: which checkout (if any) gets
+ * `hub.grove_id`, and whether its path goes to the Hub as the project's `localPath`.
+ */
+import {normalizeGitRemote} from '../domain/projects/git-remote.js'
+
+export interface CheckoutLink {
+  /** The checkout to link (write hub.grove_id), or null. */
+  checkout: string | null
+  /** Send it as `localPath`: the Hub runs on this machine (only then is the path its too). */
+  sendPath: boolean
+  /** Why the checkout is not linked although the command runs in one. */
+  skipped?: string
+}
+
+/** 127.0.0.0/8, ::1 and localhost: a Hub there runs on this machine. */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string
+  try {
+    host = new URL(url).hostname.toLowerCase()
+  } catch {
+    return false
+  }
+  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)
+}
+
+/**
+ * The checkout is linked unless `--no-link`, or `--remote` names another repository than the
+ * checkout's own `origin` (registering some other project from inside this one must not make
+ * this checkout that project's). Its path is sent only to a Hub on this machine: a remote Hub
+ * cannot see it and its agents work in clones of the remote instead.
+ */
+export function checkoutLink(o: {checkout: string | null; origin: string | null; remoteFlag?: string; noLink: boolean; endpoint: string}): CheckoutLink {
+  if (o.noLink || !o.checkout) return {checkout: null, sendPath: false}
+  if (o.remoteFlag && o.origin && normalizeGitRemote(o.remoteFlag) !== normalizeGitRemote(o.origin)) {
+    return {checkout: null, sendPath: false, skipped: `this checkout's origin is ${o.origin}, not ${o.remoteFlag}`}
+  }
+  return {checkout: o.checkout, sendPath: isLoopbackUrl(o.endpoint)}
+}
+
+/** What the link means for where agents work, in one sentence. */
+export function linkNote(project: {id: string; localPath?: string | null}, link: CheckoutLink, linked: string | null): string {
+  const elsewhere = `Use it with --project ${project.id}, SVC_HUB_GROVE_ID, or hub.grove_id in .svc/settings.yaml.`
+  if (!linked) return link.skipped ? `Not linked: ${link.skipped}. ${elsewhere}` : elsewhere
+  const head = `Linked this checkout (hub.grove_id in ${linked})`
+  if (project.localPath && project.localPath === link.checkout) return `${head}: agents created here work in worktrees of it.`
+  if (project.localPath) return `${head}: svc commands run here use this project; its agents work in worktrees of ${project.localPath}, the checkout it was registered with.`
+  return `${head}: svc commands run here use this project; the Hub is not on this machine, so its agents work in clones of the project's remote.`
+}
