@@ -16,7 +16,7 @@ import type {Runtime, RuntimeHandle} from './runtime.js'
 import {selfCommand} from './self-command.js'
 import {executableReadable, findExecutable, worktreeGitPaths} from './sandbox/host.js'
 import {WorkspaceRefusal} from './workspace/refusal.js'
-import {createWorkspace, removeWorkspace, type WorkspaceRequest} from './workspace/worktree.js'
+import {createWorkspace, reattachWorkspace, removeWorkspace, type WorkspaceRequest} from './workspace/worktree.js'
 
 /** A refusal with a code the Hub passes on (`harness_not_installed`, the workspace codes, ...). */
 export class LaunchError extends Error {
@@ -110,24 +110,31 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     executable = found
   }
 
-  const existing = p.existingWorkspace && existsSync(p.existingWorkspace.path) ? p.existingWorkspace : null
   const home = agentHome(d.stateDir, p.agentId)
-  let workspace: AgentWorkspace | null = existing
-  let made = false
-  if (!existing) {
-    const path = agentWorkdir(d.stateDir, p.agentId)
-    if (p.workspace && existsSync(path)) rmSync(path, {recursive: true, force: true})
-    try {
+  let workspace: AgentWorkspace | null = p.existingWorkspace ?? null
+  // What this start made, removed again if it fails: a new workspace with its branch, or a
+  // workspace put back on the agent's existing branch (which stays).
+  let made: 'new' | 'reattached' | null = null
+  const path = agentWorkdir(d.stateDir, p.agentId)
+  try {
+    if (workspace && !existsSync(workspace.path)) {
+      // A restart whose directory vanished: back on its own branch, never a new one (a new one
+      // would be refused, its branch existing, and the way out offered would delete the work).
+      workspace = await reattachWorkspace(p.workspace ?? {branch: workspace.branch}, workspace, path)
+      made = 'reattached'
+    } else if (!workspace) {
+      if (p.workspace && existsSync(path)) rmSync(path, {recursive: true, force: true})
       workspace = p.workspace ? await createWorkspace(p.workspace, path) : null
-    } catch (err) {
-      if (err instanceof WorkspaceRefusal) throw new LaunchError(err.code, err.message, err.details)
-      throw err
+      if (workspace) made = 'new'
+      else mkdirSync(path, {recursive: true})
     }
-    made = workspace !== null
-    if (!workspace) mkdirSync(path, {recursive: true})
+  } catch (err) {
+    if (err instanceof WorkspaceRefusal) throw new LaunchError(err.code, err.message, err.details)
+    throw err
   }
-  const workdir = workspace?.path ?? agentWorkdir(d.stateDir, p.agentId)
-  const resume = existing !== null
+  const workdir = workspace?.path ?? path
+  // A restart resumes the harness's session (kept in its HOME), whether or not its directory had to be put back.
+  const resume = p.existingWorkspace != null
   try {
     mkdirSync(join(home, '.svc'), {recursive: true, mode: 0o700})
     if (p.env.SVC_AUTH_TOKEN) writeFileSync(agentTokenFile(home), p.env.SVC_AUTH_TOKEN + '\n', {mode: 0o600})
@@ -184,7 +191,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     })
     return {handle, workspace, pasteTask}
   } catch (err) {
-    if (made && workspace) await removeWorkspace(workspace, {removeBranch: true}).catch(() => {})
+    if (made && workspace) await removeWorkspace(workspace, {removeBranch: made === 'new'}).catch(() => {})
     if (!resume) rmSync(home, {recursive: true, force: true})
     throw err
   }

@@ -13,6 +13,14 @@ export function write(dir: string, rel: string, content: string | Buffer) {
   writeFileSync(join(dir, rel), content)
 }
 
+/** Writes `rel` in the repository at `dir` and commits it; answers the new commit. */
+export function commitFile(dir: string, rel: string, content: string, message = `add ${rel}`): string {
+  write(dir, rel, content)
+  sh(dir, 'add', '--', rel)
+  sh(dir, 'commit', '-q', '-m', message)
+  return sh(dir, 'rev-parse', 'HEAD')
+}
+
 /** A binary file's bytes (NULs make git call it binary). */
 export const BINARY = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1, 2, 3, 0, 255, 254])
 

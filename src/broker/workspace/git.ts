@@ -30,9 +30,36 @@ function gitEnv(extra?: Record<string, string>): NodeJS.ProcessEnv {
   return {...process.env, GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true', GIT_PAGER: 'cat', PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', ...extra}
 }
 
+/** Subcommands that talk to a remote, so may run ssh. */
+const NETWORK = new Set(['clone', 'fetch', 'pull', 'push', 'ls-remote'])
+
+/**
+ * The ssh command git is to use, with `-o BatchMode=yes`: GIT_TERMINAL_PROMPT=0 does not reach
+ * ssh, which would otherwise ask on the broker's terminal (unknown host key, key passphrase) and
+ * hold the git call until its timeout. BatchMode makes ssh fail at once instead; on the command
+ * line ssh takes an option's first value, so a user's own `-o BatchMode=no` still wins.
+ * The command it adds to is the one git would pick (GIT_SSH_COMMAND, then `core.sshCommand`,
+ * then GIT_SSH, then ssh): setting GIT_SSH_COMMAND overrides the config, so a configured command
+ * (a deploy key, say) is looked up and kept. Only for subcommands that talk to a remote: the
+ * lookup is one more git process. Undefined: leave git's choice alone (GIT_SSH names a program
+ * git calls with arguments of its own, which we cannot add to).
+ */
+async function sshCommand(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (env.GIT_SSH_COMMAND) return `${env.GIT_SSH_COMMAND} -o BatchMode=yes`
+  if (NETWORK.has(args[0])) {
+    const r = await runCommand('git', ['-C', cwd, 'config', '--get', 'core.sshCommand'], {env, timeoutMs: 10_000})
+    const configured = r.code === 0 ? r.stdout.toString('utf8').trim() : ''
+    if (configured) return `${configured} -o BatchMode=yes`
+  }
+  return env.GIT_SSH ? undefined : 'ssh -o BatchMode=yes'
+}
+
 /** Runs `git -C cwd args`; resolves whatever the exit code. */
-export function gitRaw(args: string[], opts: GitOptions): Promise<RunResult> {
-  return runCommand('git', ['-C', opts.cwd, ...args], {env: gitEnv(opts.env), timeoutMs: opts.timeoutMs ?? 60_000, input: opts.input, maxStdoutBytes: opts.maxStdoutBytes})
+export async function gitRaw(args: string[], opts: GitOptions): Promise<RunResult> {
+  const env = gitEnv(opts.env)
+  const ssh = await sshCommand(args, opts.cwd, env)
+  if (ssh) env.GIT_SSH_COMMAND = ssh
+  return runCommand('git', ['-C', opts.cwd, ...args], {env, timeoutMs: opts.timeoutMs ?? 60_000, input: opts.input, maxStdoutBytes: opts.maxStdoutBytes})
 }
 
 /** Runs git and answers its stdout (trimmed of the final newline); a non-zero exit throws GitError. */
