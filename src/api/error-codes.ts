@@ -58,7 +58,7 @@ export const ERROR_CODES = {
 
   // Reviewing and landing an agent's work (diff, merge, push)
   no_workspace: {status: 409, description: 'The agent has no git workspace (its project has no checkout or repository), so there is nothing to diff, merge or push.'},
-  workspace_missing: {status: 409, description: 'The agent\'s worktree no longer exists on its broker and the project has no checkout there that still holds its branch.'},
+  workspace_missing: {status: 409, description: 'The agent\'s worktree no longer exists on its broker and neither the project\'s checkout there nor its remote still holds its branch (a restart puts a vanished worktree back only on the agent\'s own branch).'},
   workspace_off_branch: {status: 409, description: 'The agent\'s worktree is not on its `svc/<agent>` branch (`details.checkedOut`); check the branch out there, or land the work by hand. Nothing was written.'},
   no_checkout: {status: 409, description: 'Merge: the agent\'s branch has no project checkout on its broker to merge into (a clone of the remote has none). Nothing was written.'},
   merge_conflict: {status: 409, description: 'Merge: the agent\'s branch conflicts with `baseRef`; `details.files` lists the conflicting paths. The checkout and the agent\'s branch are unchanged.'},

@@ -28,6 +28,7 @@ export interface ProjectsTable {
   git_remote: string | null
   /** Absolute path of the project's git checkout on the co-located broker's machine. */
   local_path: Generated<string | null>
+  clone_url: Generated<string | null>
   description: string
   default_broker_id: string | null
   created_by: string

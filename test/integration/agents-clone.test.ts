@@ -20,11 +20,9 @@ describeEachDialect("agents: a clone of the project's remote, and workspaces tha
     expect(r.status).toBe(201)
     expect(r.body.project.localPath).toBeNull()
     remoteProject = r.body.project.id
-    // The Hub keeps gitRemote as its normalised key (`file/<path>`, `github.com/org/repo`), which
-    // is what it sends the broker to clone and which git cannot clone. Until the Hub keeps a URL
-    // to clone, the project gets the bare repository's own path, as registered.
-    expect(r.body.project.gitRemote).not.toBe(repos.remote)
-    await hub.store.projects.update(remoteProject, {gitRemote: repos.remote}, new Date().toISOString())
+    // gitRemote is the normalised key that finds the project; the broker clones cloneUrl, the
+    // remote as registered.
+    expect(r.body.project).toMatchObject({gitRemote: `file${repos.remote.replace(/\.git$/, '')}`, cloneUrl: repos.remote})
     const c = await hub.request('POST', '/api/v1/projects/register', {body: {name: 'with-checkout', localPath: repos.checkout}})
     expect(c.status).toBe(201)
     checkoutProject = c.body.project.id
@@ -78,7 +76,9 @@ describeEachDialect("agents: a clone of the project's remote, and workspaces tha
     commitFile(d.workspace.path, 'delta.txt', 'never pushed\n')
     expect((await hub.request('POST', `/api/v1/agents/${d.id}/stop`, {body: {}})).status).toBe(200)
     rmSync(d.workspace.path, {recursive: true, force: true})
-    await hub.request('POST', `/api/v1/agents/${d.id}/start`, {body: {}})
+    const r = await hub.request('POST', `/api/v1/agents/${d.id}/start`, {body: {}})
+    expect(r.status).toBe(409)
+    expect(r.body.error).toMatchObject({code: 'workspace_missing', details: {branch: 'svc/delta'}})
     const after = await agent(d.id)
     expect(after.phase).toBe('error')
     expect(after.error).toContain('has no branch svc/delta')

@@ -36,7 +36,7 @@ describeEachDialect('projects (groves)', (dialect) => {
     const res = await req(owner, 'POST', '/api/v1/projects/register', {name: 'Demo App', gitRemote: 'git@github.com:Acme/Demo.git', description: 'd'})
     expect(res.status).toBe(201)
     expect(res.body.created).toBe(true)
-    expect(res.body.project).toMatchObject({name: 'Demo App', slug: 'demo-app', gitRemote: 'github.com/Acme/Demo', description: 'd', createdBy: owner.user.id, role: 'owner'})
+    expect(res.body.project).toMatchObject({name: 'Demo App', slug: 'demo-app', gitRemote: 'github.com/Acme/Demo', cloneUrl: 'git@github.com:Acme/Demo.git', description: 'd', createdBy: owner.user.id, role: 'owner'})
     expect(res.body.project.id).toMatch(/^[0-9a-f-]{36}$/)
   })
 
@@ -50,6 +50,20 @@ describeEachDialect('projects (groves)', (dialect) => {
       expect(again.body.project.id).toBe(first.body.project.id)
       expect(again.body.project.name).toBe('linkme')
     }
+  })
+
+  it('the URL to clone is kept as registered but for credentials; a link fills it in for a project without one', async () => {
+    const res = await req(owner, 'POST', '/api/v1/projects/register', {name: 'tokened', gitRemote: 'https://x-token:ghp_s3cr3t@github.com/Acme/Tokened.git'})
+    expect(res.body.project).toMatchObject({gitRemote: 'github.com/Acme/Tokened', cloneUrl: 'https://github.com/Acme/Tokened.git'})
+    expect(JSON.stringify(res.body)).not.toContain('ghp_s3cr3t')
+    // A project registered before svc kept the URL: the next registration of its remote records it.
+    await hub.store.projects.update(res.body.project.id, {cloneUrl: null}, new Date().toISOString())
+    const again = await req(owner, 'POST', '/api/v1/projects/register', {name: 'tokened', gitRemote: 'git@github.com:Acme/Tokened.git'})
+    expect(again.body).toMatchObject({created: false, project: {id: res.body.project.id, cloneUrl: 'git@github.com:Acme/Tokened.git'}})
+    const patched = await req(owner, 'PATCH', `/api/v1/projects/${res.body.project.id}`, {gitRemote: 'https://gitlab.com/acme/moved.git'})
+    expect(patched.body.project).toMatchObject({gitRemote: 'gitlab.com/acme/moved', cloneUrl: 'https://gitlab.com/acme/moved.git'})
+    const cleared = await req(owner, 'PATCH', `/api/v1/projects/${res.body.project.id}`, {gitRemote: null})
+    expect(cleared.body.project).toMatchObject({gitRemote: null, cloneUrl: null})
   })
 
   it('registering a remote that belongs to a project the caller cannot read is 409 project_exists', async () => {

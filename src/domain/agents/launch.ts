@@ -10,12 +10,13 @@ import type {Deps} from '../deps.js'
 import {BUILTIN_HARNESS_CONFIGS, type HarnessConfigSetting} from './agent-settings.js'
 import type {AgentServiceDeps} from './agents-service.js'
 import {missingNeeds, secretNeeds, type SecretNeed} from './harness-needs.js'
+import {cloneSource} from '../projects/clone-url.js'
 
 // Keep at most this much of an agent's output when it ends.
 const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
 
 /** Broker refusals that mean nothing was made: passed on with their own code, not as broker_error. */
-const LAUNCH_REFUSALS = new Set(['harness_not_installed', 'checkout_invalid', 'checkout_detached', 'checkout_dirty', 'branch_exists', 'clone_failed', 'workspace_failed'])
+const LAUNCH_REFUSALS = new Set(['harness_not_installed', 'checkout_invalid', 'checkout_detached', 'checkout_dirty', 'branch_exists', 'clone_failed', 'workspace_failed', 'workspace_missing'])
 
 /** The broker's refusal as the AppError it stands for, or null for any other failure. */
 export function launchRefusal(err: unknown): AppError | null {
@@ -89,8 +90,9 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
     const project = await store.projects.get(agent.projectId)
     const branch = agentBranch(agent.name)
     const checkout = project?.localPath && agent.brokerId === a.colocatedBrokerId() ? project.localPath : null
-    if (!checkout && !project?.gitRemote) return null
-    return {checkout, gitRemote: project?.gitRemote ?? null, branch}
+    const remote = project ? cloneSource(project) : null
+    if (!checkout && !remote) return null
+    return {checkout, gitRemote: remote, branch}
   }
 
   /**

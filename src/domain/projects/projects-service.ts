@@ -9,6 +9,7 @@ import {newId} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
 import {SCOPE} from '../agents/scopes.js'
 import {createWalkGuard} from '../delegation/walk-guard.js'
+import {cloneUrlOf} from './clone-url.js'
 import {normalizeGitRemote, slugify} from './git-remote.js'
 
 export interface ProjectView extends Project {
@@ -125,9 +126,11 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
         if (!localPath) throw new AppError('checkout_invalid', `${input.localPath} is not a git checkout on the Hub's machine (localPath must be the absolute path of one)`, {localPath: input.localPath})
       }
       let remote: string | null = null
+      let cloneUrl: string | null = null
       if (input.gitRemote) {
         remote = normalizeGitRemote(input.gitRemote)
         if (!remote) throw fieldError('gitRemote', `is not a git remote: "${input.gitRemote}"`)
+        cloneUrl = cloneUrlOf(input.gitRemote)
       }
       const link = async (): Promise<{project: ProjectView; created: boolean} | null> => {
         const existing = remote ? await store.projects.getByRemote(remote) : localPath ? await store.projects.getByLocalPath(localPath) : null
@@ -136,9 +139,11 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
         if (!decideProject(ctx, existing.id, role, 'project.read').allowed) {
           throw new AppError('project_exists', 'a project is already registered for this git remote; ask its owner to add you', {gitRemote: remote})
         }
-        // Linking from a checkout records it when the project has none yet (a member's own checkout).
-        if (localPath && !existing.localPath && decideProject(ctx, existing.id, role, 'project.update').allowed) {
-          const updated = await store.projects.update(existing.id, {localPath}, now())
+        // Linking records what the project lacks (a member's own checkout; the URL to clone of a
+        // project registered before svc kept it), when the caller may update the project.
+        const fill = {...(localPath && !existing.localPath && {localPath}), ...(cloneUrl && !existing.cloneUrl && {cloneUrl})}
+        if (Object.keys(fill).length && decideProject(ctx, existing.id, role, 'project.update').allowed) {
+          const updated = await store.projects.update(existing.id, fill, now())
           if (updated) return {project: {...updated, role}, created: false}
         }
         return {project: {...existing, role}, created: false}
@@ -148,7 +153,7 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
       if (ctx.bounds) throw new AppError('forbidden', 'a user access token cannot create projects')
 
       const t = now()
-      const project: Project = {id: newId(), name, slug: await uniqueSlug(name), gitRemote: remote, localPath, description: input.description ?? '', defaultBrokerId: null, createdBy: user.id, createdAt: t, updatedAt: t}
+      const project: Project = {id: newId(), name, slug: await uniqueSlug(name), gitRemote: remote, cloneUrl, localPath, description: input.description ?? '', defaultBrokerId: null, createdBy: user.id, createdAt: t, updatedAt: t}
       try {
         await store.transaction(async (tx) => {
           await tx.projects.insert(project)
@@ -178,18 +183,18 @@ export function createProjectsService(deps: Deps, statsContributors: StatsContri
 
     async update(ctx: CallContext, idOrSlug: string, patch: {name?: string; description?: string; gitRemote?: string | null}): Promise<ProjectView> {
       const project = await load(ctx, idOrSlug, 'project.update')
-      const next: {name?: string; description?: string; gitRemote?: string | null} = {}
+      const next: {name?: string; description?: string; gitRemote?: string | null; cloneUrl?: string | null} = {}
       if (patch.name !== undefined) {
         if (!patch.name.trim()) throw fieldError('name', 'must not be empty')
         next.name = patch.name.trim()
       }
       if (patch.description !== undefined) next.description = patch.description
       if (patch.gitRemote !== undefined) {
-        if (patch.gitRemote === null || patch.gitRemote === '') next.gitRemote = null
+        if (patch.gitRemote === null || patch.gitRemote === '') Object.assign(next, {gitRemote: null, cloneUrl: null})
         else {
           const remote = normalizeGitRemote(patch.gitRemote)
           if (!remote) throw fieldError('gitRemote', `is not a git remote: "${patch.gitRemote}"`)
-          next.gitRemote = remote
+          Object.assign(next, {gitRemote: remote, cloneUrl: cloneUrlOf(patch.gitRemote)})
         }
       }
       const updated = await store.projects.update(project.id, next, now())

@@ -14,6 +14,7 @@ import * as m0012 from './0012-adoption-original-covering.js'
 import * as m0013 from './0013-agent-config-facts.js'
 import * as m0014 from './0014-real-agents.js'
 import * as m0015 from './0015-agent-events.js'
+import * as m0016 from './0016-project-clone-url.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013-agent-config-facts': m0013,
   '0014-real-agents': m0014,
   '0015-agent-events': m0015,
+  '0016-project-clone-url': m0016,
 }

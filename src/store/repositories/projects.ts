@@ -6,7 +6,10 @@ export interface Project {
   id: string
   name: string
   slug: string
+  /** The normalised remote (`github.com/org/repo`): one key however the remote is spelled. */
   gitRemote: string | null
+  /** The remote as registered, without credentials: what a broker clones. */
+  cloneUrl?: string | null
   /** Absolute path of the project's git checkout on the co-located broker's machine. */
   localPath: string | null
   description: string
@@ -30,6 +33,7 @@ const toProject = (r: Selectable<ProjectsTable>): Project => ({
   name: r.name,
   slug: r.slug,
   gitRemote: r.git_remote,
+  cloneUrl: r.clone_url ?? null,
   localPath: r.local_path ?? null,
   description: r.description,
   defaultBrokerId: r.default_broker_id,
@@ -81,6 +85,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
           name: p.name,
           slug: p.slug,
           git_remote: p.gitRemote,
+          clone_url: p.cloneUrl ?? null,
           local_path: p.localPath ?? null,
           description: p.description,
           default_broker_id: p.defaultBrokerId,
@@ -95,7 +100,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
       translateDbError(err, 'project')
     }
   },
-  async update(id: string, patch: Partial<{name: string; description: string; gitRemote: string | null; localPath: string | null; defaultBrokerId: string | null}>, now: string): Promise<Project | null> {
+  async update(id: string, patch: Partial<{name: string; description: string; gitRemote: string | null; cloneUrl: string | null; localPath: string | null; defaultBrokerId: string | null}>, now: string): Promise<Project | null> {
     try {
       const r = await db
         .updateTable('projects')
@@ -103,6 +108,7 @@ export const projectsRepo = (db: Kysely<Database>) => ({
           ...(patch.name !== undefined && {name: patch.name}),
           ...(patch.description !== undefined && {description: patch.description}),
           ...(patch.gitRemote !== undefined && {git_remote: patch.gitRemote}),
+          ...(patch.cloneUrl !== undefined && {clone_url: patch.cloneUrl}),
           ...(patch.localPath !== undefined && {local_path: patch.localPath}),
           ...(patch.defaultBrokerId !== undefined && {default_broker_id: patch.defaultBrokerId}),
           updated_at: now,
