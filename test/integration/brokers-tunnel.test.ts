@@ -160,6 +160,27 @@ describeEachDialect('brokers: the tunnel', (dialect) => {
     expect((await hub.request('GET', `/api/v1/agents/${lost.id}`)).body.agent.error).toMatch(/no longer runs/)
   })
 
+  it('reconcile: a session of an agent the Hub holds in phase error (a start answered after the Hub gave up) is stopped', async () => {
+    const b = await joined('edge-late-start')
+    b.answer = (method) => {
+      if (method === 'agent.start') throw new Error('timed out')
+      return {}
+    }
+    await b.connect()
+    await waitFor(async () => (await broker(b.brokerId)).connected, 5000, 'broker connected')
+    const failed = (await create({name: 'late-start', brokerId: b.brokerId})).body.agent
+    expect(failed.phase).toBe('error')
+    await b.close()
+    await waitFor(async () => !(await broker(b.brokerId)).connected, 5000, 'broker disconnected')
+    // The broker comes back running that agent after all.
+    const again = new FakeBroker(hub.url, b.brokerId, b.secret)
+    open.push(again)
+    await again.connect({agents: [failed.id]})
+    await waitFor(() => again.requests('agent.stop').length > 0, 5000, 'agent.stop for the agent in error')
+    expect(again.requests('agent.stop').map((r) => (r.params as {agentId: string}).agentId)).toEqual([failed.id])
+    expect((await hub.request('GET', `/api/v1/agents/${failed.id}`)).body.agent.phase).toBe('error')
+  })
+
   it('reconcile: workspaces the hello names of agents deleted while the broker was away are removed; others are kept', async () => {
     const b = await joined('edge-workspaces')
     await b.connect()

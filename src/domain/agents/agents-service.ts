@@ -326,7 +326,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
       for (const id of running) {
         const rec = byId.get(id)
-        if (!rec || rec.deletedAt || rec.phase === 'stopped') {
+        // An agent in `error` has no session the Hub knows of: a start that answered after the
+        // Hub gave up on it (its token is revoked too), so it is stopped like a deleted one.
+        if (!rec || rec.deletedAt || rec.phase === 'stopped' || rec.phase === 'error') {
           await a.gateway.request(brokerId, 'agent.stop', {agentId: id}, 30_000).catch(() => {})
         }
       }
