@@ -67,7 +67,7 @@ const resourcesFields = () => ({
 const requiredSecret = obj(
   'A secret the harness needs. Missing values are asked for at agent creation and never written to settings files.',
   {
-    key: str('Name of the secret (and of the environment variable for `environment`).'),
+    key: str('Name of the secret, and of the environment variable for `environment` and `variable` (then letters, digits and `_` only).'),
     description: str('What the secret is, shown when asking for it.'),
     type: str('How the secret reaches the agent.', {oneOf: ['environment', 'variable', 'file'], default: 'environment'}),
     target: str('Path of the file, for the `file` type.'),

@@ -18,14 +18,17 @@ export interface SecretNeed {
 }
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/
+/** A secret that reaches the environment is a variable: its name cannot hold `.` or `-`. */
+const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/
 
 function entryNeed(entry: unknown, where: string): SecretNeed {
-  if (typeof entry === 'string') return {key: entry, description: '', type: 'environment'}
+  if (typeof entry === 'string') return entryNeed({key: entry}, where)
   const e = (entry ?? {}) as Record<string, unknown>
   if (typeof e.key !== 'string' || !KEY.test(e.key)) throw new AppError('validation_error', `${where}: a required secret needs a \`key\` (letters, digits, _ . -)`)
   const type = e.type === undefined ? 'environment' : e.type
   if (type !== 'environment' && type !== 'variable' && type !== 'file') throw new AppError('validation_error', `${where}: secret ${e.key} has type ${JSON.stringify(type)}; expected environment, variable or file`)
   if (type === 'file' && typeof e.target !== 'string') throw new AppError('validation_error', `${where}: secret ${e.key} of type file needs a \`target\` path`)
+  if (type !== 'file' && !ENV_KEY.test(e.key)) throw new AppError('validation_error', `${where}: secret ${e.key} reaches the harness's environment, so its key must be a variable name (letters, digits and _, not starting with a digit); only a secret of type file may use . or -`)
   return {key: e.key, description: typeof e.description === 'string' ? e.description : '', type, ...(type === 'file' && {target: e.target as string})}
 }
 
