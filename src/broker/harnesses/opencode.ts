@@ -137,6 +137,9 @@ export const opencode: HarnessModule = {
       'api-key': {secrets: ['ANTHROPIC_API_KEY'], description: 'an Anthropic API key (models anthropic/...)'},
       'openai-api-key': {secrets: ['OPENAI_API_KEY'], description: 'an OpenAI API key (models openai/...)'},
       'credentials-file': {secrets: [], credentialsFile: CREDENTIALS_FILE, signIn: '`opencode auth login`', description: "the user's own `opencode auth login` credentials"},
+      // A provider of the harness config's own (OPENCODE_CONFIG_CONTENT) that takes no key, such
+      // as a model server on the local network, or whose key that config's env already holds.
+      none: {secrets: [], description: 'no key: the provider set in the harness config needs none'},
     },
   },
   taskInArgs: true,

@@ -17,5 +17,8 @@ describe('the secrets a harness config needs', () => {
     expect(() => secretNeeds('c', {harness: 'shell', secrets: [{key: '1TOKEN'}]})).toThrow(/needs a `key`/)
     expect(secretNeeds('c', {harness: 'shell', secrets: [{key: 'deploy-key.pem', type: 'file', target: '~/.ssh/id'}]})).toEqual([{key: 'deploy-key.pem', description: '', type: 'file', target: '~/.ssh/id'}])
     expect(() => secretNeeds('c', {harness: 'claude', auth_selected_type: 'nope'})).toThrow(/auth_selected_type "nope" is not one of api-key/)
+    // OpenCode with a provider of its config's own that takes no key: nothing is asked for.
+    expect(secretNeeds('c', {harness: 'opencode', auth_selected_type: 'none'})).toEqual([])
+    expect(secretNeeds('c', {harness: 'opencode'}).map((n) => n.key)).toEqual(['ANTHROPIC_API_KEY'])
   })
 })
