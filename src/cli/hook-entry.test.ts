@@ -1,9 +1,9 @@
 import {appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import http from 'node:http'
-import type {AddressInfo} from 'node:net'
+import net, {type AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, beforeEach, describe, expect, it, vi} from 'vitest'
 import {runHook} from './hook-entry.js'
 
 // The hook entry in this process against a real HTTP server on loopback that records each report.
@@ -72,5 +72,88 @@ describe('svc hook: the turn end and its usage', () => {
     expect(rest).toEqual([])
     expect(t).toEqual({agentId: 'a1', harness: 'claude', event: 'PreToolUse', activity: 'executing', status: 200, startedAt: expect.any(Number), sentAt: expect.any(Number), answeredAt: expect.any(Number)})
     expect(t.sentAt).toBeLessThanOrEqual(t.answeredAt)
+  })
+})
+
+// "A hook never blocks or fails the harness": against a Hub that hangs, is gone or refuses, runHook
+// still resolves (bounded by its POST timeout), exits 0 and says what went wrong on stderr.
+describe('svc hook: a bad Hub never blocks or fails the harness', () => {
+  const preToolUse = JSON.stringify({tool_name: 'Bash', tool_input: {command: 'ls'}})
+
+  /** Runs the hook with stderr captured; process.exitCode is set to a non-zero value first so a 0 afterwards is the hook's. */
+  async function runCaptured(endpoint: string): Promise<{stderr: string; exitCode: typeof process.exitCode; ms: number}> {
+    const lines: string[] = []
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk))
+      return true
+    })
+    const saved = process.exitCode
+    process.exitCode = 7
+    const started = Date.now()
+    try {
+      await runHook(['claude', 'PreToolUse', preToolUse], {...env, SVC_HUB_ENDPOINT: endpoint})
+      return {stderr: lines.join(''), exitCode: process.exitCode, ms: Date.now() - started}
+    } finally {
+      spy.mockRestore()
+      process.exitCode = saved
+    }
+  }
+
+  it('a Hub that accepts the connection and never answers: the hook gives up after its timeout, exit 0', async () => {
+    // A raw TCP server: the connection is accepted (so it is not a refusal) and nothing is ever written back.
+    const sockets = new Set<net.Socket>()
+    let connected = 0
+    const silent = net.createServer((s) => {
+      connected++
+      sockets.add(s)
+      s.on('error', () => {})
+    })
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
+    try {
+      const out = await runCaptured(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`)
+      expect(connected).toBe(1)
+      expect(out.exitCode).toBe(0)
+      expect(out.stderr).toMatch(/svc hook: status report failed: timed out/)
+      // Not a performance bound: proves the POST is bounded at all (without the hook's timeout
+      // handler it waits for ever and hits the test timeout). Node's default agent's 5 s socket
+      // timeout would end it too, so this does not pin POST_TIMEOUT_MS itself.
+      expect(out.ms).toBeLessThan(10_000)
+    } finally {
+      for (const s of sockets) s.destroy()
+      await new Promise((r) => silent.close(r))
+    }
+  }, 20_000)
+
+  it('nothing listens on the Hub port: the hook resolves, exit 0, the failure on stderr', async () => {
+    // A port that was just free: bind an ephemeral one, then close it.
+    const probe = net.createServer()
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
+    const port = (probe.address() as AddressInfo).port
+    await new Promise((r) => probe.close(r))
+    const out = await runCaptured(`http://127.0.0.1:${port}`)
+    expect(out.exitCode).toBe(0)
+    expect(out.stderr).toMatch(/svc hook: status report failed: .*ECONNREFUSED/)
+    expect(out.ms).toBeLessThan(10_000)
+  }, 20_000)
+
+  it('a Hub that answers 401: a line on stderr naming the status, exit 0', async () => {
+    let received: any
+    const refusing = http.createServer((req, res) => {
+      let text = ''
+      req.on('data', (c) => (text += c))
+      req.on('end', () => {
+        received = JSON.parse(text)
+        res.writeHead(401, {'content-type': 'application/json'}).end('{"error":{"code":"unauthenticated"}}')
+      })
+    })
+    await new Promise<void>((r) => refusing.listen(0, '127.0.0.1', r))
+    try {
+      const out = await runCaptured(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`)
+      expect(received).toMatchObject({activity: 'executing', detail: 'Bash: ls'})
+      expect(out.exitCode).toBe(0)
+      expect(out.stderr).toMatch(/svc hook: the Hub answered 401 to a status report/)
+    } finally {
+      await new Promise((r) => refusing.close(r))
+    }
   })
 })

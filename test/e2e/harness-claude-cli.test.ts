@@ -89,6 +89,9 @@ describe('Claude Code CLI with the claude module', {timeout: 240_000}, () => {
     expect(first.path).toBe('/v1/messages?beta=true')
     expect(first.headers['x-api-key']).toBe(KEY)
     expect(first.body.output_config?.effort).toBe('low')
+    // Thinking stays on at an effort level: Claude Code 2.1.197 asks for adaptive thinking (the
+    // contrast for the thinking-off request of the restart below).
+    expect(first.body.thinking).toEqual({type: 'adaptive'})
     expect(pane('first')).not.toMatch(/trust this folder|Choose the text style|Do you want to use this API key|Select login method/i)
     release()
 
@@ -171,6 +174,8 @@ describe('Claude Code CLI with the claude module', {timeout: 240_000}, () => {
     tmux('send-keys', '-t', '=again:', 'Enter')
     const next = await server.waitForRequest((r) => r.main && server.mainRequests().indexOf(r) >= before && userText(r.body).includes('and now?'), 60_000, 'the next prompt')
     expect(JSON.stringify(next.body.messages)).toContain('-write hello to out.txt')
-    expect(next.body.thinking?.type ?? 'disabled').toBe('disabled')
+    // MAX_THINKING_TOKENS=0 makes Claude Code send thinking disabled outright (not just leave the
+    // field out); without it the same CLI sends {type: 'adaptive'}, as the first request did.
+    expect(next.body.thinking).toEqual({type: 'disabled'})
   })
 })

@@ -1,10 +1,9 @@
 import {execFileSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {delimiter, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {geminiHookUsage} from '../../src/broker/harnesses/gemini.js'
 import {requestJson} from '../../src/client/http.js'
 import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
 import {tmuxAt, waitFor} from '../helpers/live-hub.js'
@@ -43,12 +42,13 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
       throw new Error(`${(err as Error).message}; agent ${JSON.stringify({phase: last?.phase, activity: last?.activity, detail: last?.detail})}; pane:\n${pane()}`)
     }
   }
-  /** The usage `svc hook` reports at a turn's end, from the agent's one Gemini CLI session file. */
-  const sessionUsage = async () => {
-    const files = readdirSync(home, {recursive: true, encoding: 'utf8'}).filter((f) => /\.gemini\/tmp\/[^/]+\/chats\/session-[^/]+\.jsonl$/.test(f))
-    expect(files).toHaveLength(1)
-    return geminiHookUsage('AfterAgent', {transcript_path: join(home, files[0])})
-  }
+  /**
+   * The usage the Hub holds for the agent once it counts `calls` model calls. The hook sends the
+   * turn's usage with `idle`, or in a report of its own right after it when the session file is
+   * late, so `idle` alone does not mean the usage has arrived; a usage that never gets there
+   * fails the wait.
+   */
+  const hubUsage = async (calls: number) => (await until(`the Hub's agent record counting ${calls} model calls`, (a) => (a.usage?.modelCalls ?? 0) >= calls)).usage
   /** A shell command for the scripted model: writes a file, then runs until the test says so. */
   // The flag is a file in the agent's worktree: the sandbox gives the agent a private /tmp.
   const blockingCommand = (file: string, text: string, flag: string) => `echo ${text} > ${file}; while [ ! -e .svc-test-${flag} ]; do sleep 0.1; done`
@@ -135,10 +135,14 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
     await waitFor(() => existsSync(join(agent.workspace!.path, 'gemini-made.txt')), LONG, 'the tool writes gemini-made.txt in the worktree')
     writeFileSync(join(agent.workspace!.path, '.svc-test-go1'), '')
     const idle = await until('idle after the turn', (a) => a.activity === 'idle')
-    // The turn counted; its usage, as `svc hook` reads it from the real CLI's session file: two
-    // model calls (the tool call, the answer) of the scripted server's 120 + 8 tokens.
+    // The turn counted; its usage reached the Hub (read by `svc hook` from the real CLI's session
+    // file): two model calls (the tool call, the answer) of the scripted server's 120 + 8 tokens,
+    // in one session, priced from the table by the model the CLI recorded.
     expect(idle.turns).toBe(1)
-    expect(await sessionUsage()).toMatchObject({inputTokens: 240, outputTokens: 16, modelCalls: 2, model: 'gemini-2.5-flash'})
+    const usage = await hubUsage(2)
+    expect(usage).toMatchObject({inputTokens: 240, outputTokens: 16, cacheReadTokens: 0, modelCalls: 2})
+    expect(Object.values(usage.sessions)).toEqual([expect.objectContaining({inputTokens: 240, outputTokens: 16, modelCalls: 2, model: 'gemini-2.5-flash', costFrom: 'price_table'})])
+    expect(usage.costUsd).toBeGreaterThan(0)
     expect(readFileSync(join(agent.workspace!.path, 'gemini-made.txt'), 'utf8')).toBe('one\n')
     // On the agent's branch, in its own worktree: the checkout itself is untouched.
     expect(execFileSync('git', ['branch', '--show-current'], {cwd: agent.workspace!.path, encoding: 'utf8'}).trim()).toBe('svc/fix')
@@ -160,7 +164,10 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
     const idle = await until('idle after the second turn', (a) => a.activity === 'idle')
     expect(existsSync(join(agent.workspace!.path, 'second.txt'))).toBe(true)
     expect(idle.turns).toBe(2)
-    expect(await sessionUsage()).toMatchObject({inputTokens: 480, outputTokens: 32, modelCalls: 4})
+    // Cumulative over the session: the second turn's two calls added to the first's, still one session.
+    const usage = await hubUsage(4)
+    expect(usage).toMatchObject({inputTokens: 480, outputTokens: 32, modelCalls: 4})
+    expect(Object.keys(usage.sessions)).toHaveLength(1)
   })
 
   it('svc agent restart resumes its Gemini CLI session (--resume latest): the next prompt carries the history', async () => {

@@ -32,31 +32,34 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
   let agent: {id: string; workspace: {path: string; branch: string}}
   const held = gate()
   const tmux = (...args: string[]) => tmuxAt(tmuxDir, args)
-  const pane = () => tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout
+  const pane = (id = agent.id) => tmux('capture-pane', '-p', '-t', `=svc-${id}:`).stdout
   const svc = (args: string[]) => runCli(args, {env, cwd: checkout, timeoutMs: 60_000})
-  const getAgent = async () => {
+  const getAgent = async (id = agent.id) => {
     const token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
-    const res = await fetch(`${server.url}/api/v1/agents/${agent.id}`, {headers: {authorization: `Bearer ${token}`}})
+    const res = await fetch(`${server.url}/api/v1/agents/${id}`, {headers: {authorization: `Bearer ${token}`}})
     return ((await res.json()) as {agent: Record<string, any>}).agent
   }
   /** The tail of OpenCode's own log in the agent's HOME: what it did when a wait times out. */
-  const openCodeLog = () => {
-    const dir = join(home, '.svc', 'broker', 'homes', agent.id, '.local', 'share', 'opencode', 'log')
+  const openCodeLog = (id = agent.id) => {
+    const dir = join(home, '.svc', 'broker', 'homes', id, '.local', 'share', 'opencode', 'log')
     const files = existsSync(dir) ? readdirSync(dir).sort() : []
     return files.length ? readFileSync(join(dir, files.at(-1)!), 'utf8').split('\n').slice(-40).join('\n') : `(no log in ${dir})`
   }
-  const seen: string[] = []
-  const waitActivity = (want: (a: Record<string, any>) => boolean, what: string, timeoutMs = 120_000) =>
-    waitFor(
+  /** Activities seen per agent id, in order (consecutive repeats folded). */
+  const seenBy = new Map<string, string[]>()
+  const waitActivity = (want: (a: Record<string, any>) => boolean, what: string, timeoutMs = 120_000, id = agent.id) => {
+    const seen = seenBy.get(id) ?? seenBy.set(id, []).get(id)!
+    return waitFor(
       async () => {
-        const a = await getAgent()
+        const a = await getAgent(id)
         const key = `${a.activity}${a.detail ? ` (${a.detail})` : ''}`
         if (seen.at(-1) !== key) seen.push(key)
         return want(a) ? a : null
       },
       timeoutMs,
-      `${what} (activities seen: ${seen.join(' -> ')}; model turns: ${model.turns().length}; pane:\n${agent ? pane() : ''}\nOpenCode's log:\n${agent ? openCodeLog() : ''})`,
+      `${what} (activities seen: ${seen.join(' -> ')}; model turns: ${model.turns().length}; pane:\n${id ? pane(id) : ''}\nOpenCode's log:\n${id ? openCodeLog(id) : ''})`,
     )
+  }
 
   beforeAll(async () => {
     model = await startChatModelServer()
@@ -67,9 +70,26 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
       model: 'scripted/m1',
       provider: {scripted: {npm: '@ai-sdk/openai-compatible', name: 'Scripted', options: {baseURL: model.baseURL, apiKey: 'sk-test'}, models: {m1: {name: 'M1'}}}},
     }
+    // A second config of the same harness whose OpenCode asks before every bash command
+    // (`permission: {bash: "ask"}`, merged with the provider in the one inline config).
+    const asking = {...provider, permission: {bash: 'ask'}}
     writeFileSync(
       join(home, '.svc', 'settings.yaml'),
-      `schema_version: "1"\nharness_configs:\n  opencode:\n    harness: opencode\n    env:\n      OPENCODE_CONFIG_CONTENT: ${JSON.stringify(JSON.stringify(provider))}\n      ANTHROPIC_API_KEY: sk-test-not-a-real-key\n`,
+      [
+        'schema_version: "1"',
+        'harness_configs:',
+        '  opencode:',
+        '    harness: opencode',
+        '    env:',
+        `      OPENCODE_CONFIG_CONTENT: ${JSON.stringify(JSON.stringify(provider))}`,
+        '      ANTHROPIC_API_KEY: sk-test-not-a-real-key',
+        '  opencode-ask:',
+        '    harness: opencode',
+        '    env:',
+        `      OPENCODE_CONFIG_CONTENT: ${JSON.stringify(JSON.stringify(asking))}`,
+        '      ANTHROPIC_API_KEY: sk-test-not-a-real-key',
+        '',
+      ].join('\n'),
     )
     mkdirSync(checkout)
     git(checkout, 'init', '-q', '-b', 'main')
@@ -126,5 +146,46 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
     expect(r.code, r.stderr + r.stdout).toBe(0)
     await model.waitForRequest((q) => !q.side && lastUserText(q.body).includes('next step please'), 120_000, 'the message as the next prompt', before)
     await waitActivity((a) => a.activity === 'idle' && a.turns === 2, 'idle after the second turn')
+  })
+
+  it('with permission bash "ask": waiting_for_input naming the command, approved through svc keys, then executing and idle with its effect', async () => {
+    // A second agent, of the asking config, in the same project. Its command writes the file, then
+    // runs until the test makes a flag file in the worktree (the sandbox's /tmp is private): the
+    // Hub coalesces status reports (status-writer.ts, 200 ms), so an `executing` as short as one
+    // `echo` could be folded into the `thinking` after it and never be seen.
+    const command = 'echo approved > asked.txt; while [ ! -e .svc-test-approved ]; do sleep 0.1; done'
+    model.push({tool: 'bash', args: {command, description: 'write asked.txt'}}, {text: 'I wrote asked.txt'})
+    const before = model.requests.length
+    const r = await svc(['agent', 'create', 'ask', '--harness', 'opencode-ask', 'write asked.txt', '--json'])
+    expect(r.code, r.stderr + r.stdout).toBe(0)
+    const id: string = r.json.agent.id
+    expect(r.json.agent).toMatchObject({name: 'ask', phase: 'running', harnessConfig: 'opencode-ask', workspace: {branch: 'svc/ask'}})
+    const ws: string = r.json.agent.workspace.path
+    await model.waitForRequest((q) => !q.side && lastUserText(q.body).includes('write asked.txt'), 240_000, 'the task as the first prompt', before)
+
+    // OpenCode stops at its permission dialog; the plugin's permission.asked names the command.
+    const waiting = await waitActivity((a) => a.activity === 'waiting_for_input', 'waiting_for_input at the permission prompt', 240_000, id)
+    expect(waiting.detail).toBe(`bash: ${command}`)
+    // The hook may report before the dialog is drawn: answer it once it is on the screen. OpenCode
+    // 1.18's dialog offers "Allow once   Allow always   Reject" with the first selected, so Enter
+    // allows this one command.
+    await waitFor(() => /Permission required/.test(pane(id)) && /Allow once/.test(pane(id)), 60_000, `the permission dialog (pane:\n${pane(id)})`)
+    expect(existsSync(join(ws, 'asked.txt'))).toBe(false)
+    const keys = await svc(['keys', 'ask', 'Enter', '--json'])
+    expect(keys.code, keys.stderr + keys.stdout).toBe(0)
+
+    // Approved (permission.replied): back to executing the command asked about, which now runs.
+    const running = await waitActivity((a) => a.activity === 'executing', 'executing once approved', 240_000, id)
+    expect(running.detail).toBe(`bash: ${command}`)
+    await waitFor(() => existsSync(join(ws, 'asked.txt')), 60_000, 'the approved command writes asked.txt')
+    expect(pane(id)).not.toMatch(/Permission required/)
+    writeFileSync(join(ws, '.svc-test-approved'), '')
+
+    // Same liveness bound as the first turn's (OpenCode's bash tool has stalled under load).
+    const idle = await waitActivity((a) => a.activity === 'idle', 'idle after the approved command', 240_000, id)
+    expect(idle.turns).toBe(1)
+    expect(readFileSync(join(ws, 'asked.txt'), 'utf8')).toBe('approved\n')
+    // The session's usage came with the idle report: the tool call and the answer, 100 + 10 tokens each.
+    expect(idle.usage).toMatchObject({modelCalls: 2, inputTokens: 200, outputTokens: 20})
   })
 })
