@@ -40,6 +40,17 @@ const prompt = line('user', {role: 'user', content: 'go'})
 const answer = line('assistant', {id: 'm1', role: 'assistant', stop_reason: 'end_turn', content: [{type: 'text', text: 'Done.'}], usage: {input_tokens: 100, output_tokens: 20}})
 const stop = (path: string) => JSON.stringify({session_id: 's1', transcript_path: path, last_assistant_message: 'Done.'})
 
+describe('svc hook: what every harness reports', () => {
+  it('thinking and idle clear the last tool\'s detail whichever harness reports them', async () => {
+    await runHook(['gemini', 'BeforeAgent', JSON.stringify({prompt: 'go'})], env)
+    await runHook(['opencode', 'session.status', JSON.stringify({status: {type: 'busy'}})], env)
+    expect(reports.map((r) => r.body)).toEqual([
+      {activity: 'thinking', detail: '', heartbeat: true},
+      {activity: 'thinking', detail: '', heartbeat: true},
+    ])
+  })
+})
+
 describe('svc hook: the turn end and its usage', () => {
   it('a transcript already written: one report with idle, the turn end and the usage', async () => {
     const path = join(dir, 'written.jsonl')

@@ -105,8 +105,11 @@ export async function runHook(argv: string[], env: NodeJS.ProcessEnv = process.e
     const payload = parse(inline !== undefined ? inline : await readStdin())
     const out = mod.hookOutput?.(event, payload)
     if (out) process.stdout.write(out)
-    const report = mod.onHook(event, payload)
-    if (!report) return
+    const mapped = mod.onHook(event, payload)
+    if (!mapped) return
+    // `thinking` and `idle` belong to no tool: unless the module says otherwise they clear the
+    // last tool's detail (the Hub keeps a detail that a report leaves out).
+    const report = mapped.detail === undefined && (mapped.activity === 'thinking' || mapped.activity === 'idle') ? {...mapped, detail: ''} : mapped
     const usage = mod.usageOf ? mod.usageOf(event, payload).catch(() => undefined) : undefined
     const quick = usage && (await Promise.race([usage, sleep(USAGE_GRACE_MS).then(() => LATE)]))
     // Usage that is ready rides with the report; late usage follows it in a report of its own.

@@ -297,6 +297,8 @@ describe('svc agent create --harness codex against a workstation Hub', {timeout:
     const running = await waitActivity((a) => a.activity === 'executing', 'executing while the tool runs')
     expect(running.detail).toBe('Bash: echo from-codex > hub-marker.txt; sleep 3')
     const idle = await waitActivity((a) => a.activity === 'idle', 'idle after the turn')
+    // The turn's end belongs to no tool: the command's detail is gone.
+    expect(idle.detail).toBe('')
     expect(readFileSync(join(agent.workspace.path, 'hub-marker.txt'), 'utf8')).toBe('from-codex\n')
     expect(git(agent.workspace.path, 'branch', '--show-current').trim()).toBe('svc/fix')
     expect(existsSync(join(checkout, 'hub-marker.txt'))).toBe(false)

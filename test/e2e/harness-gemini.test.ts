@@ -135,6 +135,8 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
     await waitFor(() => existsSync(join(agent.workspace!.path, 'gemini-made.txt')), LONG, 'the tool writes gemini-made.txt in the worktree')
     writeFileSync(join(agent.workspace!.path, '.svc-test-go1'), '')
     const idle = await until('idle after the turn', (a) => a.activity === 'idle')
+    // The turn's end belongs to no tool: the command's detail is gone.
+    expect(idle.detail).toBe('')
     // The turn counted; its usage reached the Hub (read by `svc hook` from the real CLI's session
     // file): two model calls (the tool call, the answer) of the scripted server's 120 + 8 tokens,
     // in one session, priced from the table by the model the CLI recorded.

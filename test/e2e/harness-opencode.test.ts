@@ -133,6 +133,8 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
     // next test passed); alone, or beside the podman, sandbox, web and Claude tests, it takes
     // seconds. svc's promise is the idle report when the turn ends, however long the tool takes.
     const idle = await waitActivity((a) => a.activity === 'idle', 'idle after the turn', 240_000)
+    // The turn's end belongs to no tool: the command's detail is gone.
+    expect(idle.detail).toBe('')
     expect(readFileSync(join(agent.workspace.path, 'hub-marker.txt'), 'utf8')).toBe('from-opencode\n')
     expect(git(agent.workspace.path, 'branch', '--show-current').trim()).toBe('svc/fix')
     expect(existsSync(join(checkout, 'hub-marker.txt'))).toBe(false)
