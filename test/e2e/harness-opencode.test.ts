@@ -152,9 +152,9 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
 
   it('with permission bash "ask": waiting_for_input naming the command, approved through svc keys, then executing and idle with its effect', async () => {
     // A second agent, of the asking config, in the same project. Its command writes the file, then
-    // runs until the test makes a flag file in the worktree (the sandbox's /tmp is private): the
-    // Hub coalesces status reports (status-writer.ts, 200 ms), so an `executing` as short as one
-    // `echo` could be folded into the `thinking` after it and never be seen.
+    // runs until the test makes a flag file in the worktree (the sandbox's /tmp is private), so
+    // the test's polling of the agent sees its `executing` for certain (an `executing` as short as
+    // one `echo` is over between two polls).
     const command = 'echo approved > asked.txt; while [ ! -e .svc-test-approved ]; do sleep 0.1; done'
     model.push({tool: 'bash', args: {command, description: 'write asked.txt'}}, {text: 'I wrote asked.txt'})
     const before = model.requests.length

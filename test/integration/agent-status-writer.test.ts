@@ -52,4 +52,29 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     expect(w.pendingFor(agentId, mark)).toBeUndefined()
     await w.close()
   })
+
+  it('every change of activity within one batch is written, in order, as an agent event; repeats merge', async () => {
+    const w = writer()
+    const from = await hub.store.agentEvents.latestSeq()
+    w.report(agentId, {activity: 'thinking', detail: ''})
+    w.report(agentId, {activity: 'executing', detail: 'Bash: ls'})
+    w.report(agentId, {activity: 'waiting_for_input', detail: 'Permission: Bash: rm -rf build'})
+    // The same activity again (a later notification): one step, its detail kept.
+    w.report(agentId, {activity: 'waiting_for_input'})
+    w.report(agentId, {})
+    w.report(agentId, {activity: 'thinking', detail: ''})
+    w.report(agentId, {activity: 'idle'})
+    expect(w.pendingFor(agentId)).toMatchObject({activity: 'idle', detail: ''})
+    await w.flush()
+    const events = (await hub.store.agentEvents.since(from)).filter((e) => e.agentId === agentId)
+    expect(events.map((e) => [e.activity, e.detail])).toEqual([
+      ['thinking', ''],
+      ['executing', 'Bash: ls'],
+      ['waiting_for_input', 'Permission: Bash: rm -rf build'],
+      ['thinking', ''],
+      ['idle', ''],
+    ])
+    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'idle', detail: ''})
+    await w.close()
+  })
 })

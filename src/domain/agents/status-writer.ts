@@ -12,21 +12,27 @@ export interface StatusPatch {
 /** How long a written batch stays overlaid on reads that began before it committed. */
 const COMMITTED_OVERLAY_MS = 30_000
 
+/** Steps one agent may hold pending; past it, reports merge into the last step. */
+const MAX_STEPS = 8
+
 /**
- * Coalesces agents' status reports. A report lands in memory at once (later fields win) and is
- * written with others in one transaction every `intervalMs`, so a burst of reports costs one
- * write per agent per interval instead of one per report. Reads overlay the pending patch, so a
- * caller on this Hub sees its own report immediately; other replicas see it after the flush.
+ * Coalesces agents' status reports. A report lands in memory at once and is written with others
+ * in one transaction every `intervalMs`, so a burst of reports costs one write per agent per
+ * interval instead of one per report. Reports of the same phase and activity merge (later fields
+ * win); a report that changes them starts a new step, written after the one before in the same
+ * transaction, so every change is an agent event (a `waiting_for_input` answered within the
+ * interval still reaches the event stream and the webhooks). Reads overlay the pending steps, so
+ * a caller on this Hub sees its own report immediately; other replicas see it after the flush.
  *
  * A read takes `readMark()` before it reads the row. A batch that commits after that mark is
  * still overlaid on that read: on PostgreSQL the read runs on another connection and may have
  * seen the row from before the commit, and by the time it returns the batch has left memory.
  */
 export function createStatusWriter(deps: Deps, intervalMs = 200) {
-  const pending = new Map<string, StatusPatch>()
+  const pending = new Map<string, StatusPatch[]>()
   // The batch being written: still overlaid on reads until its transaction commits, or a read
   // in between would see neither the report nor the row it becomes.
-  let inflight = new Map<string, StatusPatch>()
+  let inflight = new Map<string, StatusPatch[]>()
   // Written batches, per agent (later fields win), with the epoch of their commit.
   const committed = new Map<string, {patch: StatusPatch; epoch: number; at: number}>()
   let epoch = 0
@@ -42,20 +48,20 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
       try {
         const now = iso(deps.clock.now())
         await deps.store.transaction(async (tx) => {
-          for (const [agentId, p] of batch) {
-            await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, lastHeartbeatAt: p.heartbeatAt}, now)
+          for (const [agentId, steps] of batch) {
+            for (const p of steps) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, lastHeartbeatAt: p.heartbeatAt}, now)
           }
         })
         epoch += 1
         const at = performance.now()
         // Only what is still in flight: forget() during the write removed an agent on purpose.
-        for (const [agentId, p] of batch) {
-          if (inflight.get(agentId) !== p) continue
-          committed.set(agentId, {patch: {...committed.get(agentId)?.patch, ...p}, epoch, at})
+        for (const [agentId, steps] of batch) {
+          if (inflight.get(agentId) !== steps) continue
+          committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...steps])!, epoch, at})
         }
       } catch (err) {
-        // Keep the reports for the next round rather than lose them; newer ones win.
-        for (const [agentId, p] of batch) pending.set(agentId, {...p, ...pending.get(agentId)})
+        // Keep the reports for the next round rather than lose them, before the newer ones.
+        for (const [agentId, steps] of batch) pending.set(agentId, [...steps, ...(pending.get(agentId) ?? [])])
         deps.logger.warn({err, agents: batch.length}, 'status flush failed; will retry')
       } finally {
         inflight = new Map()
@@ -79,12 +85,17 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
 
   return {
     report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}) {
-      const prev = pending.get(agentId)
-      const next: StatusPatch = {...prev, heartbeatAt: patch.heartbeatAt ?? iso(deps.clock.now())}
-      if (patch.phase !== undefined) next.phase = patch.phase
-      if (patch.activity !== undefined) next.activity = patch.activity
-      if (patch.detail !== undefined) next.detail = patch.detail
-      pending.set(agentId, next)
+      const steps = pending.get(agentId) ?? []
+      const last = steps.at(-1)
+      const heartbeatAt = patch.heartbeatAt ?? iso(deps.clock.now())
+      const changes = (patch.phase !== undefined && patch.phase !== last?.phase) || (patch.activity !== undefined && patch.activity !== last?.activity)
+      if (last && (!changes || steps.length >= MAX_STEPS || (last.phase === undefined && last.activity === undefined))) {
+        // The same state (or a bare heartbeat before it): one step, later fields win.
+        steps[steps.length - 1] = {...last, heartbeatAt, ...defined(patch)}
+      } else {
+        steps.push({heartbeatAt, ...defined(patch)})
+      }
+      pending.set(agentId, steps)
     },
     /** Taken before reading agent rows; pass it to `pendingFor` with each row read. */
     readMark(): number {
@@ -97,9 +108,7 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
      */
     pendingFor(agentId: string, mark = epoch): StatusPatch | undefined {
       const written = committed.get(agentId)
-      const layers = [written && written.epoch > mark ? written.patch : undefined, inflight.get(agentId), pending.get(agentId)].filter((l) => l !== undefined)
-      if (layers.length <= 1) return layers[0]
-      return Object.assign({}, ...layers) as StatusPatch
+      return merged([written && written.epoch > mark ? written.patch : undefined, ...(inflight.get(agentId) ?? []), ...(pending.get(agentId) ?? [])])
     },
     /** Drops what is pending for an agent (it was stopped or deleted meanwhile). */
     forget(agentId: string) {
@@ -117,3 +126,19 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
 }
 
 export type StatusWriter = ReturnType<typeof createStatusWriter>
+
+/** The fields a report sets (an undefined field leaves the stored one as it is). */
+function defined(patch: Partial<StatusPatch>): Partial<StatusPatch> {
+  const out: Partial<StatusPatch> = {}
+  if (patch.phase !== undefined) out.phase = patch.phase
+  if (patch.activity !== undefined) out.activity = patch.activity
+  if (patch.detail !== undefined) out.detail = patch.detail
+  return out
+}
+
+/** Layers merged in order (later fields win); undefined when there is none. */
+function merged(layers: Array<StatusPatch | undefined>): StatusPatch | undefined {
+  const present = layers.filter((l): l is StatusPatch => l !== undefined)
+  if (present.length <= 1) return present[0]
+  return Object.assign({}, ...present) as StatusPatch
+}
