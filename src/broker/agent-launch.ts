@@ -14,7 +14,7 @@ import {harnessModule} from './harnesses/registry.js'
 import type {LaunchContext} from './harnesses/types.js'
 import type {Runtime, RuntimeHandle} from './runtime.js'
 import {selfCommand} from './self-command.js'
-import {executableReadable, findExecutable, worktreeGitPaths} from './sandbox/host.js'
+import {executableReadable, findExecutable, nodeInterpreter, worktreeGitPaths} from './sandbox/host.js'
 import {WorkspaceRefusal} from './workspace/refusal.js'
 import {createWorkspace, reattachWorkspace, removeWorkspace, type WorkspaceRequest} from './workspace/worktree.js'
 
@@ -109,6 +109,10 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     }
     executable = found
   }
+  // A Node script (npm's launchers of Codex and Gemini CLI) runs with this host's node named
+  // outright and mounted read-only: a container image or a sandbox need not have node on PATH.
+  const node = nodeInterpreter(executable, baseEnv.PATH ?? process.env.PATH)
+  const launcher = node ? [node, executable] : [executable]
 
   const home = agentHome(d.stateDir, p.agentId)
   let workspace: AgentWorkspace | null = p.existingWorkspace ?? null
@@ -166,11 +170,11 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       }
       Object.assign(env, mod.env?.(ctx))
       await prepareHarnessHome(mod, ctx)
-      command = [executable, ...resolved.args, ...mod.args(ctx)]
+      command = [...launcher, ...resolved.args, ...mod.args(ctx)]
       if (task && resolved.taskFlag) command.push(resolved.taskFlag, task)
       else if (task && !mod.taskInArgs) pasteTask = task
     } else {
-      command = [executable, ...resolved.command.slice(1)]
+      command = [...launcher, ...resolved.command.slice(1)]
       if (task) command.push(...(resolved.taskFlag ? [resolved.taskFlag, task] : [task]))
     }
     // Only the parts of the checkout's .git a commit writes (objects, refs, logs, this worktree's
@@ -186,7 +190,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       workdir,
       home,
       writablePaths: git.writable,
-      readablePaths: [...git.readable, ...harnessPaths, ...selfCommand().map((f) => (f === process.execPath ? f : dirname(dirname(f))))],
+      readablePaths: [...git.readable, ...harnessPaths, ...(node ? [node] : []), ...selfCommand().map((f) => (f === process.execPath ? f : dirname(dirname(f))))],
       resources: resolved.resources,
     })
     return {handle, workspace, pasteTask}

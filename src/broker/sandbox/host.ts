@@ -3,8 +3,8 @@
  * symlinks), the git paths a worktree commits into, whether bwrap runs, and the `svc` command
  * an agent finds on its PATH.
  */
-import {accessSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync} from 'node:fs'
-import {delimiter, dirname, isAbsolute, join, resolve} from 'node:path'
+import {accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, readSync, realpathSync, writeFileSync} from 'node:fs'
+import {basename, delimiter, dirname, isAbsolute, join, resolve} from 'node:path'
 import {selfCommand} from '../self-command.js'
 import {runCommand} from '../runtimes/run-command.js'
 import {MASKED_FILES, SYSTEM_PATHS, type SystemPath} from './policy.js'
@@ -117,4 +117,38 @@ export function executableReadable(executable: string): string[] {
   }
   const i = real.lastIndexOf('/node_modules/')
   return [executable, i >= 0 ? real.slice(0, i + '/node_modules'.length) : dirname(real)]
+}
+
+/**
+ * The node that runs `executable` when it is a Node script (`#!/usr/bin/env node`, or a node
+ * named outright), as an absolute real path on this host; undefined for anything else (a native
+ * binary such as Claude Code's or OpenCode's, a shell script). npm installs Codex's and Gemini
+ * CLI's commands as such scripts, and a container image or a sandbox need not have that node
+ * on its PATH: the broker runs the script with this node, mounted where it is.
+ */
+export function nodeInterpreter(executable: string, path: string | undefined): string | undefined {
+  if (!isAbsolute(executable)) return undefined
+  let head: string
+  try {
+    const fd = openSync(executable, 'r')
+    try {
+      const buf = Buffer.alloc(256)
+      head = buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString('utf8')
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return undefined
+  }
+  if (!head.startsWith('#!')) return undefined
+  const words = head.slice(2).split('\n')[0]!.trim().split(/\s+/)
+  // `env node`, `env -S node --flag`: the first word after env that is not an option.
+  const name = basename(words[0] ?? '') === 'env' ? words.slice(1).find((w) => !w.startsWith('-')) : words[0]
+  if (!name || !/^node(js)?$/.test(basename(name))) return undefined
+  const found = findExecutable(name, path)
+  try {
+    return found ? realpathSync(found) : undefined
+  } catch {
+    return undefined
+  }
 }
