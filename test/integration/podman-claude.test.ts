@@ -84,7 +84,17 @@ describe.skipIf(!podman)('a Claude Code agent inside a podman container', {timeo
     // Claude Code reports the tool (PreToolUse), then asks before writing a file: allow it.
     const asking = await until((a) => a.activity === 'waiting_for_input', 'waiting_for_input at the permission prompt')
     expect(asking.detail).toContain('echo from-the-box > boxed.txt')
-    expect(seen).toContain('running/executing (Bash: echo from-the-box > boxed.txt && sleep 5)')
+    // PreToolUse's `executing` may last less than one poll before the permission prompt: the
+    // agent's event log has it either way (every change of activity is an event).
+    const events = async () => (await hub.store.agentEvents.since(0, 10_000)).filter((e) => e.agentId === agent.id).map((e) => `${e.activity} (${e.detail})`)
+    const logged = await waitFor(async () => {
+      const all = await events()
+      // Written at the next flush of the status writer (the GET above sees reports at once).
+      return all.includes('executing (Bash: echo from-the-box > boxed.txt && sleep 5)') && all.some((e) => e.startsWith('waiting_for_input')) ? all : null
+    }, 10_000, 'the executing event').catch(async (err) => {
+      throw new Error(`${err.message}; events: ${(await events()).join(' -> ')}`)
+    })
+    expect(logged.indexOf('executing (Bash: echo from-the-box > boxed.txt && sleep 5)')).toBeLessThan(logged.findIndex((e) => e.startsWith('waiting_for_input')))
     await waitFor(async () => (await hub.request('POST', `/api/v1/agents/${agent.id}/keys`, {body: {keys: '\r'}})).status === 200, 60_000, 'Enter delivered')
     const idle = await until((a) => a.activity === 'idle', 'idle after the turn')
     expect(idle.turns).toBe(1)
