@@ -77,4 +77,50 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'idle', detail: ''})
     await w.close()
   })
+
+  it('a failed write keeps the steps for the next round, at most eight of them, and not those of an agent forgotten meanwhile', async () => {
+    let down = true
+    let gate: () => void = () => {}
+    const store = Object.create(hub.store)
+    store.transaction = async (fn: any) => {
+      await new Promise<void>((r) => (gate = r))
+      if (down) throw new Error('database down')
+      return hub.store.transaction(fn)
+    }
+    const w = createStatusWriter({store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, 3_600_000)
+    const from = await hub.store.agentEvents.latestSeq()
+    // Three rounds of a failing database, each with four changes of activity.
+    const activities = ['thinking', 'executing', 'waiting_for_input', 'idle']
+    for (let round = 0; round < 3; round++) {
+      for (const activity of activities) w.report(agentId, {activity, detail: `${activity} ${round}`})
+      const flushed = w.flush()
+      gate()
+      await flushed
+    }
+    down = false
+    const flushed = w.flush()
+    gate()
+    await flushed
+    const events = (await hub.store.agentEvents.since(from)).filter((e) => e.agentId === agentId)
+    expect(events.length).toBeLessThanOrEqual(8)
+    // The newest changes kept their own events, and the row holds the last report.
+    expect(events.slice(-4).map((e) => e.detail)).toEqual(['thinking 2', 'executing 2', 'waiting_for_input 2', 'idle 2'])
+    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'idle', detail: 'idle 2'})
+
+    // An agent forgotten while its batch fails is not written at the next round.
+    down = true
+    w.report(agentId, {activity: 'thinking', detail: 'stale'})
+    const failing = w.flush()
+    const settled = w.forget(agentId)
+    gate()
+    await failing
+    await settled
+    expect(w.pendingFor(agentId)).toBeUndefined()
+    down = false
+    const next = w.flush()
+    gate()
+    await next
+    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'idle', detail: 'idle 2'})
+    await w.close()
+  })
 })

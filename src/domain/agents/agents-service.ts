@@ -336,7 +336,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       for (const rec of known) {
         if (!rec.deletedAt && rec.phase === 'running' && !live.has(rec.id)) {
           // A report still pending would otherwise write its phase over the stop.
-          a.status.forget(rec.id)
+          await a.status.forget(rec.id)
           await store.agents.update(rec.id, {phase: 'stopped', activity: null, error: 'the broker no longer runs this agent'}, now())
         }
       }
@@ -347,7 +347,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       if (!agent || agent.brokerId !== brokerId || agent.deletedAt) return
       if (!(PHASES as readonly string[]).includes(ev.phase)) return
       await archive(agent.id, ev.log)
-      a.status.forget(agent.id)
+      await a.status.forget(agent.id)
       await store.agents.update(agent.id, {phase: ev.phase, ...(ev.detail !== undefined && {detail: ev.detail}), ...(ev.error !== undefined && {error: ev.error}), ...(ev.phase !== 'running' && {activity: ev.activity === 'limits_exceeded' ? 'limits_exceeded' : null})}, now())
       if (ev.phase === 'stopped' || ev.phase === 'error') await a.tokens.revokeAll(agent.id)
     },

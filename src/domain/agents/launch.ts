@@ -154,7 +154,7 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
         // answer, a start or a refusal, always comes before the Hub gives up on it.
         12 * 60_000,
       )
-      a.status.forget(agent.id)
+      await a.status.forget(agent.id)
       return (await store.agents.update(agent.id, {phase: 'running', activity: null, runtime: res.runtime, runtimeRef: res.ref, image: res.image ?? null, sandbox: res.sandbox ?? null, error: null, lastHeartbeatAt: now(), ...(res.workspace !== undefined && {workspace: res.workspace})}, now()))!
     } catch (err) {
       await a.tokens.revokeAll(agent.id)
@@ -169,7 +169,7 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
 
   /** Stops the agent's session on its broker (when reachable) and keeps its output; with `removeWorkspace`, its worktree goes too. */
   async function halt(agent: AgentRecord, opts: {removeWorkspace?: boolean} = {}): Promise<void> {
-    a.status.forget(agent.id)
+    await a.status.forget(agent.id)
     await a.tokens.revokeAll(agent.id)
     if (!agent.brokerId || !a.gateway.isConnected(agent.brokerId)) return
     if (!agent.runtimeRef && !(opts.removeWorkspace && agent.workspace)) return

@@ -12,7 +12,7 @@ export interface StatusPatch {
 /** How long a written batch stays overlaid on reads that began before it committed. */
 const COMMITTED_OVERLAY_MS = 30_000
 
-/** Steps one agent may hold pending; past it, reports merge into the last step. */
+/** Steps one agent may hold pending; past it, the oldest fold into one. */
 const MAX_STEPS = 8
 
 /**
@@ -60,8 +60,13 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
           committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...steps])!, epoch, at})
         }
       } catch (err) {
-        // Keep the reports for the next round rather than lose them, before the newer ones.
-        for (const [agentId, steps] of batch) pending.set(agentId, [...steps, ...(pending.get(agentId) ?? [])])
+        // Keep the reports for the next round rather than lose them, before the newer ones; not
+        // those of an agent forget() dropped meanwhile (stopped or deleted on purpose), and no
+        // more steps than one agent may hold (a long outage would otherwise pile them up).
+        for (const [agentId, steps] of batch) {
+          if (inflight.get(agentId) !== steps) continue
+          pending.set(agentId, compact([...steps, ...(pending.get(agentId) ?? [])]))
+        }
         deps.logger.warn({err, agents: batch.length}, 'status flush failed; will retry')
       } finally {
         inflight = new Map()
@@ -89,13 +94,14 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
       const last = steps.at(-1)
       const heartbeatAt = patch.heartbeatAt ?? iso(deps.clock.now())
       const changes = (patch.phase !== undefined && patch.phase !== last?.phase) || (patch.activity !== undefined && patch.activity !== last?.activity)
-      if (last && (!changes || steps.length >= MAX_STEPS || (last.phase === undefined && last.activity === undefined))) {
+      if (last && (!changes || (last.phase === undefined && last.activity === undefined))) {
         // The same state (or a bare heartbeat before it): one step, later fields win.
         steps[steps.length - 1] = {...last, heartbeatAt, ...defined(patch)}
+        pending.set(agentId, steps)
       } else {
         steps.push({heartbeatAt, ...defined(patch)})
+        pending.set(agentId, steps.length > MAX_STEPS ? compact(steps) : steps)
       }
-      pending.set(agentId, steps)
     },
     /** Taken before reading agent rows; pass it to `pendingFor` with each row read. */
     readMark(): number {
@@ -110,11 +116,16 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
       const written = committed.get(agentId)
       return merged([written && written.epoch > mark ? written.patch : undefined, ...(inflight.get(agentId) ?? []), ...(pending.get(agentId) ?? [])])
     },
-    /** Drops what is pending for an agent (it was stopped or deleted meanwhile). */
-    forget(agentId: string) {
+    /**
+     * Drops what is pending for an agent (it was stopped or deleted meanwhile). Resolves once a
+     * batch already being written has settled: a caller that then writes the agent's row writes
+     * after it, so an older report in that batch cannot land on top.
+     */
+    forget(agentId: string): Promise<void> {
       pending.delete(agentId)
       inflight.delete(agentId)
       committed.delete(agentId)
+      return flushing ?? Promise.resolve()
     },
     flush,
     async close() {
@@ -141,4 +152,21 @@ function merged(layers: Array<StatusPatch | undefined>): StatusPatch | undefined
   const present = layers.filter((l): l is StatusPatch => l !== undefined)
   if (present.length <= 1) return present[0]
   return Object.assign({}, ...present) as StatusPatch
+}
+
+/**
+ * Steps with repeated states merged, then at most MAX_STEPS: the oldest fold into one (their
+ * latest fields), so the newest changes keep their own events.
+ */
+function compact(steps: StatusPatch[]): StatusPatch[] {
+  const out: StatusPatch[] = []
+  for (const step of steps) {
+    const last = out.at(-1)
+    const same = last && (step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity)
+    if (same) out[out.length - 1] = {...last, ...step}
+    else out.push(step)
+  }
+  if (out.length <= MAX_STEPS) return out
+  const folded = out.length - MAX_STEPS + 1
+  return [merged(out.slice(0, folded))!, ...out.slice(folded)]
 }
