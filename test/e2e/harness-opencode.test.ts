@@ -150,6 +150,19 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
     await waitActivity((a) => a.activity === 'idle' && a.turns === 2, 'idle after the second turn')
   })
 
+  it('a turn that ends on an API error ends idle with the error as its detail, counted once', async () => {
+    model.push({error: 400, message: 'scripted refusal: the prompt is too long'})
+    const before = model.requests.length
+    const r = await svc(['message', 'fix', 'this one fails', '--json'])
+    expect(r.code, r.stderr + r.stdout).toBe(0)
+    await model.waitForRequest((q) => !q.side && lastUserText(q.body).includes('this one fails'), 120_000, 'the failing prompt', before)
+    const failed = await waitActivity((a) => a.activity === 'idle' && a.turns >= 3 && /scripted refusal/.test(a.detail), 'idle with the error after the failed turn')
+    expect(failed.detail).toMatch(/^error: .*scripted refusal: the prompt is too long/)
+    // Let any late hook land: the failed turn is one turn.
+    await new Promise((r) => setTimeout(r, 3000))
+    expect((await getAgent(agent.id)).turns).toBe(3)
+  })
+
   it('with permission bash "ask": waiting_for_input naming the command, approved through svc keys, then executing and idle with its effect', async () => {
     // A second agent, of the asking config, in the same project. Its command writes the file, then
     // runs until the test makes a flag file in the worktree (the sandbox's /tmp is private), so

@@ -13,6 +13,8 @@ import type {AddressInfo} from 'node:net'
 export type ScriptedReply =
   | {text: string; hold?: Promise<void>}
   | {tool: string; args: Record<string, unknown>; hold?: Promise<void>}
+  /** An API error answer (400 and the like are not retried; 429 and 5xx are). */
+  | {error: number; message: string}
 
 export interface RecordedRequest {
   path: string
@@ -84,6 +86,11 @@ export async function startChatModelServer(): Promise<ChatModelServer> {
     const side = !(Array.isArray(body?.tools) && body.tools.length > 0)
     requests.push({path, body, side})
     const reply: ScriptedReply = side ? {text: 'Scripted task'} : (queue.shift() ?? {text: 'Done.'})
+    if ('error' in reply) {
+      res.writeHead(reply.error, {'content-type': 'application/json'})
+      res.end(JSON.stringify({error: {message: reply.message, type: 'invalid_request_error', code: null}}))
+      return
+    }
     // A streamed answer is held after its headers, as a real API holds between chunks while the
     // model works: held before the headers for long (45 s and more), OpenCode 1.18's tool call
     // that followed stalled for minutes.
