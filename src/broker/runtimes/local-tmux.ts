@@ -54,7 +54,9 @@ export interface LocalTmuxOptions {
 const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
 const SERVER_GONE = /server exited unexpectedly|lost server|server exited/i
 /** What tmux says when no server runs on its socket (so no session exists). */
-const NO_SERVER = /no server running|error connecting to/i
+// tmux's answers when no session is left: no server, or one exiting as its last session ends
+// (a listing in that moment answers "no current target" or "server exited unexpectedly").
+const NO_SERVER = /no server running|error connecting to|server exited unexpectedly|no current target/i
 
 export class LocalTmuxRuntime implements Runtime {
   readonly type = 'local' as const
