@@ -83,10 +83,12 @@ export const CLEAN_ENV_LOADER = `exec env -i TERM="\${TERM:-screen}" /bin/sh -c 
  * within its own session: the session's autogroup gets the nice value instead (raising a nice
  * value needs no privilege). Each tmux pane is a session of its own, so this covers the harness
  * and everything it runs; harness hooks, which Claude Code starts in sessions of their own, and
- * the Hub keep full priority. Without autogroups, `nice` does the same per process.
+ * the Hub keep full priority. The kernel lets a process without CAP_SYS_ADMIN (a sandboxed agent)
+ * set an autogroup's nice value once per 100 ms for the whole machine, so agents started
+ * together retry for up to 3 s. Without autogroups, or if that fails, `nice` does it per process.
  */
 export const NICE_LOADER =
-  'read on < /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null; if [ "$on" = 1 ] && { echo "$0" > /proc/self/autogroup; } 2>/dev/null; then exec "$@"; fi; exec nice -n "$0" "$@"'
+  '{ read on < /proc/sys/kernel/sched_autogroup_enabled; } 2>/dev/null; i=0; while [ "$on" = 1 ] && [ $i -lt 30 ]; do if { echo "$0" > /proc/self/autogroup; } 2>/dev/null; then exec "$@"; fi; i=$((i + 1)); sleep 0.1; done; exec nice -n "$0" "$@"'
 
 /** The command behind NICE_LOADER, or as it is when `nice` is 0. */
 export function niceCommand(command: string[], nice: number): string[] {

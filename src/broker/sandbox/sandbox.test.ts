@@ -1,5 +1,5 @@
 import {execFileSync} from 'node:child_process'
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -108,6 +108,15 @@ describe('the local runtime runs an agent in a bubblewrap sandbox', () => {
   it('runs at the runtime\'s `nice` inside the sandbox too', async () => {
     const autogroups = readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '1'
     expect(await typed('echo "prio=$(sed "s/.* nice //" /proc/self/autogroup):$(nice)"', 'prio')).toBe(autogroups ? '3:0' : '0:3')
+  })
+
+  it('agents started together all get the nice value (the kernel lets an unprivileged process set it once per 100 ms)', async () => {
+    if (readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() !== '1') return
+    const ids = ['burst-1', 'burst-2', 'burst-3', 'burst-4']
+    const out = (id: string) => join(dir, 'wt', 'a2', `${id}.prio`)
+    // Each writes its session's autogroup nice into the worktree it may write, then exits.
+    await Promise.all(ids.map((id) => rt.start({agentId: id, name: id, projectId: 'p1', command: ['/bin/sh', '-c', `sed "s/.* nice //" /proc/self/autogroup > ${out(id)}`], env: {SVC_AGENT_ID: id}, workdir: join(dir, 'wt', 'a2'), home: join(dir, 'state', 'homes', id), resources: DEFAULT_RESOURCES})))
+    await expect.poll(() => ids.map((id) => (existsSync(out(id)) ? readFileSync(out(id), 'utf8').trim() : '')), {timeout: 20_000}).toEqual(['3', '3', '3', '3'])
   })
 
   it('svc is on its PATH (hooks and `svc status` run inside)', async () => {
