@@ -11,6 +11,9 @@ describe('the URL a broker clones', () => {
     expect(cloneUrlOf('ssh://git:pw@example.com:2222/srv/repo.git')).toBe('ssh://git@example.com:2222/srv/repo.git')
     expect(cloneUrlOf('/srv/git/repo.git')).toBe('/srv/git/repo.git')
     expect(cloneUrlOf('file:///srv/git/repo.git')).toBe('file:///srv/git/repo.git')
+    expect(cloneUrlOf('https://gitlab.example.com/acme/repo.git?private_token=glpat-secret')).toBe('https://gitlab.example.com/acme/repo.git')
+    // A bare host/path is not a path git can clone: it is made https.
+    expect(cloneUrlOf('github.com/Acme/Repo')).toBe('https://github.com/Acme/Repo')
   })
 
   it('falls back, for a project registered without one, to a URL made from its normalised remote', () => {

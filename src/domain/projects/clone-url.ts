@@ -5,16 +5,20 @@
  */
 
 /**
- * The remote as given, minus credentials: an http(s) URL loses its user and password (a token
- * often stands in the user part), any other URL its password; scp-style remotes
- * (`git@host:org/repo`) and paths are kept as they are. `input` must already be a remote
- * (normalizeGitRemote accepted it).
+ * The remote as given, minus credentials: an http(s) URL loses its user, password and query (a
+ * token often stands in the user part or a `?private_token=`), any other URL its password;
+ * scp-style remotes (`git@host:org/repo`) and paths are kept as they are, and a bare
+ * `host/org/repo` (which git would take for a local path) becomes https. `input` must already be
+ * a remote (normalizeGitRemote accepted it).
  */
 export function cloneUrlOf(input: string): string {
   const s = input.trim()
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(s)) return s
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(s)) return s.startsWith('/') || /^(?:[^@/]+@)?[^:/]+:(?!\/\/)/.test(s) ? s : `https://${s}`
   const url = new URL(s)
-  if (url.protocol === 'http:' || url.protocol === 'https:') url.username = ''
+  if (url.protocol === 'http:' || url.protocol === 'https:') {
+    url.username = ''
+    url.search = ''
+  }
   url.password = ''
   return url.toString()
 }
