@@ -2,6 +2,8 @@
  * What `svc project register` links when run in a git checkout: which checkout (if any) gets
  * `hub.grove_id`, and whether its path goes to the Hub as the project's `localPath`.
  */
+import {lookup} from 'node:dns/promises'
+import {hostname, networkInterfaces} from 'node:os'
 import {normalizeGitRemote} from '../domain/projects/git-remote.js'
 
 export interface CheckoutLink {
@@ -25,25 +27,45 @@ export function isLoopbackUrl(url: string): boolean {
 }
 
 /**
+ * Whether the Hub at `url` runs on this machine: a loopback URL, this machine's host name, or a
+ * name or address that resolves to one of this machine's interfaces (a Hub reached at its LAN
+ * address from its own machine).
+ */
+export async function hubOnThisMachine(url: string): Promise<boolean> {
+  if (isLoopbackUrl(url)) return true
+  let host: string
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  } catch {
+    return false
+  }
+  if (host === hostname().toLowerCase()) return true
+  const mine = new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)))
+  const found = await lookup(host, {all: true}).catch(() => [])
+  return found.some((a) => mine.has(a.address))
+}
+
+/**
  * The checkout is linked unless `--no-link`, or `--remote` names another repository than the
  * checkout's own `origin` (registering some other project from inside this one must not make
- * this checkout that project's). Its path is sent only to a Hub on this machine: a remote Hub
- * cannot see it and its agents work in clones of the remote instead.
+ * this checkout that project's). Its path is sent only to a Hub on this machine (`hubLocal`,
+ * hubOnThisMachine): a remote Hub cannot see it and its agents work in clones of the remote.
  */
-export function checkoutLink(o: {checkout: string | null; origin: string | null; remoteFlag?: string; noLink: boolean; endpoint: string}): CheckoutLink {
+export function checkoutLink(o: {checkout: string | null; origin: string | null; remoteFlag?: string; noLink: boolean; hubLocal: boolean}): CheckoutLink {
   if (o.noLink || !o.checkout) return {checkout: null, sendPath: false}
   if (o.remoteFlag && o.origin && normalizeGitRemote(o.remoteFlag) !== normalizeGitRemote(o.origin)) {
     return {checkout: null, sendPath: false, skipped: `this checkout's origin is ${o.origin}, not ${o.remoteFlag}`}
   }
-  return {checkout: o.checkout, sendPath: isLoopbackUrl(o.endpoint)}
+  return {checkout: o.checkout, sendPath: o.hubLocal}
 }
 
 /** What the link means for where agents work, in one sentence. */
-export function linkNote(project: {id: string; localPath?: string | null}, link: CheckoutLink, linked: string | null): string {
+export function linkNote(project: {id: string; localPath?: string | null; gitRemote?: string | null}, link: CheckoutLink, linked: string | null): string {
   const elsewhere = `Use it with --project ${project.id}, SVC_HUB_GROVE_ID, or hub.grove_id in .svc/settings.yaml.`
   if (!linked) return link.skipped ? `Not linked: ${link.skipped}. ${elsewhere}` : elsewhere
   const head = `Linked this checkout (hub.grove_id in ${linked})`
   if (project.localPath && project.localPath === link.checkout) return `${head}: agents created here work in worktrees of it.`
   if (project.localPath) return `${head}: svc commands run here use this project; its agents work in worktrees of ${project.localPath}, the checkout it was registered with.`
+  if (!project.gitRemote) return `${head}: svc commands run here use this project. The Hub is not on this machine and the project has no remote, so its agents start in an empty directory: register it with --remote to give them a clone.`
   return `${head}: svc commands run here use this project; the Hub is not on this machine, so its agents work in clones of the project's remote.`
 }
