@@ -127,7 +127,9 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       workspace = await reattachWorkspace(p.workspace ?? {branch: workspace.branch}, workspace, path)
       made = 'reattached'
     } else if (!workspace) {
-      if (p.workspace && existsSync(path)) rmSync(path, {recursive: true, force: true})
+      // Left by a start the Hub never recorded (it gave up waiting): removed as any workspace
+      // is, so a clone's unpushed commits are kept (kept-branches), never deleted.
+      if (p.workspace && existsSync(path)) await removeWorkspace({path, branch: p.workspace.branch, baseRef: '', baseCommit: ''})
       workspace = p.workspace ? await createWorkspace(p.workspace, path) : null
       if (workspace) made = 'new'
       else mkdirSync(path, {recursive: true})

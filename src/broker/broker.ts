@@ -312,7 +312,9 @@ export class Broker {
       this.opts.telemetry?.('broker.agent.stopped', {'agent.id': a.agentId, runtime: a.handle.runtime})
     }
     if (removeWs) {
-      await removeWorkspace(removeWs).catch((err) => this.opts.logger.warn({agentId, err: (err as Error).message}, 'removing the workspace failed'))
+      const kept = await removeWorkspace(removeWs).catch((err) => (this.opts.logger.warn({agentId, err: (err as Error).message}, 'removing the workspace failed'), null))
+      // The one place a user learns where a deleted agent's unpushed work went.
+      if (kept) this.opts.logger.warn({agentId, branch: removeWs.branch, kept}, `the agent's clone held unpushed commits: its repository is kept at ${kept} (git fetch ${kept} ${removeWs.branch})`)
       rmSync(agentHome(this.opts.stateDir, agentId), {recursive: true, force: true})
     }
     return {log}

@@ -147,10 +147,11 @@ export async function removeWorkspace(ws: AgentWorkspace, opts: {removeBranch?: 
 
 /** Moves a clone's repository to `keptRepoPath` when it holds commits no remote has; answers where, or null. */
 async function keepUnpushed(path: string): Promise<string | null> {
-  // Local refs only, nothing fetched: a remote-tracking ref is what this clone knows was pushed.
+  // Local refs only (branches, tags, a detached HEAD, a stash), nothing fetched: a
+  // remote-tracking ref is what this clone knows was pushed.
   // A failing rev-list (a damaged repository) keeps it too: unsure is not empty.
   const stash = (await gitRaw(['rev-parse', '--verify', '-q', 'refs/stash'], {cwd: path})).code === 0 ? ['refs/stash'] : []
-  const r = await gitRaw(['rev-list', '--max-count=1', 'HEAD', '--branches', ...stash, '--not', '--remotes'], {cwd: path, timeoutMs: 60_000})
+  const r = await gitRaw(['rev-list', '--max-count=1', 'HEAD', '--branches', '--tags', ...stash, '--not', '--remotes'], {cwd: path, timeoutMs: 60_000})
   if (r.code === 0 && !r.stdout.toString('utf8').trim()) return null
   let target = keptRepoPath(path)
   await mkdir(dirname(target), {recursive: true, mode: 0o700})
