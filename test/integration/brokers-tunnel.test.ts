@@ -181,6 +181,28 @@ describeEachDialect('brokers: the tunnel', (dialect) => {
     expect((await hub.request('GET', `/api/v1/agents/${failed.id}`)).body.agent.phase).toBe('error')
   })
 
+  it('a liveness report naming a session the Hub does not want (agent in error, deleted, unknown) gets it stopped; the others count as heartbeats', async () => {
+    const b = await joined('edge-alive')
+    let failStart = true
+    b.answer = (method) => {
+      if (method === 'agent.start' && failStart) throw new Error('timed out')
+      return {runtime: 'local', ref: 'svc-fake'}
+    }
+    await b.connect()
+    await waitFor(async () => (await broker(b.brokerId)).connected, 5000, 'broker connected')
+    const failed = (await create({name: 'alive-error', brokerId: b.brokerId})).body.agent
+    expect(failed.phase).toBe('error')
+    failStart = false
+    const fine = (await create({name: 'alive-fine', brokerId: b.brokerId})).body.agent
+    expect(fine.phase).toBe('running')
+    const before = (await hub.request('GET', `/api/v1/agents/${fine.id}`)).body.agent.lastHeartbeatAt
+    b.send({t: 'evt', event: 'alive', data: {agentIds: [failed.id, fine.id, 'no-such-agent']}})
+    await waitFor(() => b.requests('agent.stop').length >= 2, 5000, 'agent.stop for the unwanted sessions')
+    expect(b.requests('agent.stop').map((r) => (r.params as {agentId: string}).agentId).sort()).toEqual([failed.id, 'no-such-agent'].sort())
+    await waitFor(async () => (await hub.request('GET', `/api/v1/agents/${fine.id}`)).body.agent.lastHeartbeatAt !== before, 5000, 'the heartbeat of the wanted one')
+    expect((await hub.request('GET', `/api/v1/agents/${fine.id}`)).body.agent.phase).toBe('running')
+  })
+
   it('reconcile: workspaces the hello names of agents deleted while the broker was away are removed; others are kept', async () => {
     const b = await joined('edge-workspaces')
     await b.connect()

@@ -87,6 +87,19 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     void stopForLimit(agent, `max_turns reached: ${turns} of ${max} turns; the agent was stopped`)
   }
 
+  /**
+   * A session the Hub does not want: of an agent it does not know, deleted, stopped, or in
+   * `error` (a start that answered after the Hub gave up on it; its token is revoked too).
+   */
+  const unwanted = (rec: AgentRecord | undefined) => !rec || rec.deletedAt !== null || rec.phase === 'stopped' || rec.phase === 'error'
+
+  /** Stops the sessions among `running` that the Hub does not want. */
+  async function stopUnwanted(brokerId: string, running: string[], byId: Map<string, AgentRecord>): Promise<void> {
+    for (const id of running) {
+      if (unwanted(byId.get(id))) await a.gateway.request(brokerId, 'agent.stop', {agentId: id}, 30_000).catch(() => {})
+    }
+  }
+
   /** A limit was exceeded: the agent is stopped and says why (activity `limits_exceeded`). */
   async function stopForLimit(agent: AgentRecord, detail: string): Promise<void> {
     try {
@@ -324,14 +337,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           await a.gateway.request(brokerId, 'agent.stop', {agentId: id, removeWorkspace: rec.workspace ?? {path: '', branch: '', baseRef: '', baseCommit: ''}}, 120_000).catch(() => {})
         }
       }
-      for (const id of running) {
-        const rec = byId.get(id)
-        // An agent in `error` has no session the Hub knows of: a start that answered after the
-        // Hub gave up on it (its token is revoked too), so it is stopped like a deleted one.
-        if (!rec || rec.deletedAt || rec.phase === 'stopped' || rec.phase === 'error') {
-          await a.gateway.request(brokerId, 'agent.stop', {agentId: id}, 30_000).catch(() => {})
-        }
-      }
+      await stopUnwanted(brokerId, running, byId)
       const live = new Set(running)
       for (const rec of known) {
         if (!rec.deletedAt && rec.phase === 'running' && !live.has(rec.id)) {
@@ -352,9 +358,14 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       if (ev.phase === 'stopped' || ev.phase === 'error') await a.tokens.revokeAll(agent.id)
     },
 
-    /** The broker sees these agents' sessions alive: that counts as their heartbeat. */
-    brokerReportedAlive(agentIds: string[]): void {
-      for (const id of agentIds) a.status.report(id, {})
+    /**
+     * The broker sees these agents' sessions alive: that counts as their heartbeat. A session the
+     * Hub no longer wants is stopped, as at the broker's hello, within one report (15 s).
+     */
+    async brokerReportedAlive(brokerId: string, agentIds: string[]): Promise<void> {
+      const byId = new Map((await store.agents.list({ids: agentIds, includeDeleted: true})).map((k) => [k.id, k]))
+      for (const id of agentIds) if (!unwanted(byId.get(id))) a.status.report(id, {})
+      await stopUnwanted(brokerId, agentIds, byId)
     },
 
     countInProject: (projectId: string) => store.agents.countByProject(projectId),

@@ -150,14 +150,17 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
           },
         },
         // A clone of a large remote takes a while; a worktree or a plain start is quick. Longer
-        // than the broker's own bound on a clone (10 minutes, workspace/worktree.ts), so its
-        // answer, a start or a refusal, always comes before the Hub gives up on it.
-        12 * 60_000,
+        // than the broker's own bounds (a clone 10 minutes, a re-clone 2 more to ask the remote
+        // first: workspace/worktree.ts), so its answer, a start or a refusal, comes before the
+        // Hub gives up on it; should it not, the broker's next liveness report stops the session.
+        15 * 60_000,
       )
       await a.status.forget(agent.id)
       return (await store.agents.update(agent.id, {phase: 'running', activity: null, runtime: res.runtime, runtimeRef: res.ref, image: res.image ?? null, sandbox: res.sandbox ?? null, error: null, lastHeartbeatAt: now(), ...(res.workspace !== undefined && {workspace: res.workspace})}, now()))!
     } catch (err) {
-      await a.tokens.revokeAll(agent.id)
+      // Its token must not outlive the failed start; a revocation that fails must not keep the
+      // agent in `provisioning` either (the token then expires on its own).
+      await a.tokens.revokeAll(agent.id).catch((e) => deps.logger.warn({agentId: agent.id, err: (e as Error).message}, 'revoking the tokens of a failed start failed'))
       const refusal = launchRefusal(err)
       const message = refusal?.message ?? (err instanceof Error ? err.message : String(err))
       deps.logger.warn({agentId: agent.id, err: message}, 'dispatch failed')

@@ -25,8 +25,8 @@ export function createBrokerEvents(deps: {brokers: BrokersService; agents: Agent
       case 'agent_status':
         return agents.brokerReportedStatus(brokerId, data as AgentStatusEvent)
       case 'alive':
-        agents.brokerReportedAlive((data as AliveEvent).agentIds ?? [])
-        return brokers.seen(brokerId)
+        await brokers.seen(brokerId)
+        return agents.brokerReportedAlive(brokerId, (data as AliveEvent).agentIds ?? [])
       // Hub reporting of a broker: its filtered telemetry events, every report interval.
       case 'telemetry':
         deps.telemetry?.fromBroker(brokerId, data)

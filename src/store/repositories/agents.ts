@@ -100,6 +100,8 @@ export interface AgentPatch {
 }
 
 export interface AgentFilter {
+  /** Only these agents. */
+  ids?: string[]
   projectIds?: string[]
   createdById?: string
   phase?: string
@@ -208,6 +210,10 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
   async list(f: AgentFilter): Promise<AgentRecord[]> {
     let q = db.selectFrom('agents').selectAll()
     if (!f.includeDeleted) q = q.where('deleted_at', 'is', null)
+    if (f.ids) {
+      if (f.ids.length === 0) return []
+      q = q.where('id', 'in', f.ids)
+    }
     if (f.projectIds) {
       if (f.projectIds.length === 0) return []
       q = q.where('project_id', 'in', f.projectIds)
