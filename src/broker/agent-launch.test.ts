@@ -47,6 +47,15 @@ describe('launching a harness that is a Node script in a container', () => {
     expect(spec!.readablePaths).toContain(fileURLToPath(new URL('../../node_modules', import.meta.url)).replace(/\/$/, ''))
   })
 
+  it('leaves a harness config\'s own image to run its own CLI', async () => {
+    const runtime = recordingRuntime()
+    const env = {PATH: `${BIN}:${dirname(process.execPath)}:/usr/bin:/bin`, GEMINI_API_KEY: 'k'}
+    await launchAgent({agentId: 'a3', name: 'i', projectId: 'p', harnessConfig: 'gemini', harness: {harness: 'gemini', image: 'registry.example/gemini:1'}, env: {SVC_AUTH_TOKEN: 't'}, task: 'hi'}, {stateDir: dir, hubUrl: 'http://127.0.0.1:9', runtime, runtimeEnv: env, writeTemplateFiles})
+    const [spec] = runtime.started
+    expect(spec!.image).toBe('registry.example/gemini:1')
+    expect(spec!.command[0]).toBe('gemini')
+  })
+
   it('runs a native harness (Claude Code) as it is', async () => {
     const runtime = recordingRuntime()
     const env = {PATH: `${BIN}:/usr/bin:/bin`, ANTHROPIC_API_KEY: 'k'}

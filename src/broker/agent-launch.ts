@@ -109,10 +109,11 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     }
     executable = found
   }
-  // A Node script (npm's launchers of Codex and Gemini CLI) runs with this host's node named
-  // outright and mounted read-only: a container image or a sandbox need not have node on PATH.
-  const node = nodeInterpreter(executable, baseEnv.PATH ?? process.env.PATH)
-  const launcher = node ? [node, executable] : [executable]
+  // A Node script of this host (npm's launchers of Codex and Gemini CLI) runs with this host's
+  // node named outright and mounted read-only: a container image or a sandbox need not have node
+  // on its PATH. Not a command of a container's own image (harness CLI not mounted from here).
+  const node = d.runtime.type === 'local' || harnessPaths.length ? nodeInterpreter(executable, baseEnv.PATH ?? process.env.PATH) : undefined
+  const launcher = node ? [...node, executable] : [executable]
 
   const home = agentHome(d.stateDir, p.agentId)
   let workspace: AgentWorkspace | null = p.existingWorkspace ?? null
@@ -192,7 +193,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       workdir,
       home,
       writablePaths: git.writable,
-      readablePaths: [...git.readable, ...harnessPaths, ...(node ? [node] : []), ...selfCommand().map((f) => (f === process.execPath ? f : dirname(dirname(f))))],
+      readablePaths: [...git.readable, ...harnessPaths, ...(node ? [node[0]!] : []), ...selfCommand().map((f) => (f === process.execPath ? f : dirname(dirname(f))))],
       resources: resolved.resources,
     })
     return {handle, workspace, pasteTask}

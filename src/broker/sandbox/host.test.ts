@@ -20,15 +20,17 @@ describe('the node a harness script runs with', () => {
   symlinkSync(process.execPath, join(bin, 'node'))
 
   it('a `#!/usr/bin/env node` script (npm\'s launcher of Codex or Gemini CLI): the node on PATH, its real path', () => {
-    expect(nodeInterpreter(file('gemini.js', '#!/usr/bin/env node\nconsole.log(1)\n'), bin)).toBe(node)
-    expect(nodeInterpreter(file('flags.js', '#!/usr/bin/env -S node --no-warnings\n'), bin)).toBe(node)
+    expect(nodeInterpreter(file('gemini.js', '#!/usr/bin/env node\nconsole.log(1)\n'), bin)).toEqual([node])
+    // Options as the kernel and env pass them.
+    expect(nodeInterpreter(file('flags.js', '#!/usr/bin/env -S node --no-warnings --max-old-space-size=4096\n'), bin)).toEqual([node, '--no-warnings', '--max-old-space-size=4096'])
     // Through the .bin symlink npm makes.
     symlinkSync(join(dir, 'gemini.js'), join(dir, 'gemini'))
-    expect(nodeInterpreter(join(dir, 'gemini'), bin)).toBe(node)
+    expect(nodeInterpreter(join(dir, 'gemini'), bin)).toEqual([node])
   })
 
   it('a node named outright is that node', () => {
-    expect(nodeInterpreter(file('direct.js', `#!${join(bin, 'node')}\n`), '/nonexistent')).toBe(node)
+    expect(nodeInterpreter(file('direct.js', `#!${join(bin, 'node')}\n`), '/nonexistent')).toEqual([node])
+    expect(nodeInterpreter(file('direct-opts.js', `#!${join(bin, 'node')} --no-warnings --trace-deprecation\n`), '/nonexistent')).toEqual([node, '--no-warnings --trace-deprecation'])
   })
 
   it('nothing for a native binary, a shell script, a node not found, or a relative name', () => {

@@ -120,13 +120,15 @@ export function executableReadable(executable: string): string[] {
 }
 
 /**
- * The node that runs `executable` when it is a Node script (`#!/usr/bin/env node`, or a node
- * named outright), as an absolute real path on this host; undefined for anything else (a native
- * binary such as Claude Code's or OpenCode's, a shell script). npm installs Codex's and Gemini
- * CLI's commands as such scripts, and a container image or a sandbox need not have that node
- * on its PATH: the broker runs the script with this node, mounted where it is.
+ * How to run `executable` when it is a Node script (`#!/usr/bin/env node`, or a node named
+ * outright): this host's node as an absolute real path, then the shebang's own options; undefined
+ * for anything else (a native binary such as Claude Code's or OpenCode's, a shell script). npm
+ * installs Codex's and Gemini CLI's commands as such scripts, and a container image or a sandbox
+ * need not have that node on its PATH: the broker runs the script with this node, mounted where
+ * it is. Options are taken as the kernel would: `env -S` splits them, a node named outright gets
+ * the rest of the line as one argument.
  */
-export function nodeInterpreter(executable: string, path: string | undefined): string | undefined {
+export function nodeInterpreter(executable: string, path: string | undefined): string[] | undefined {
   if (!isAbsolute(executable)) return undefined
   let head: string
   try {
@@ -141,13 +143,27 @@ export function nodeInterpreter(executable: string, path: string | undefined): s
     return undefined
   }
   if (!head.startsWith('#!')) return undefined
-  const words = head.slice(2).split('\n')[0]!.trim().split(/\s+/)
-  // `env node`, `env -S node --flag`: the first word after env that is not an option.
-  const name = basename(words[0] ?? '') === 'env' ? words.slice(1).find((w) => !w.startsWith('-')) : words[0]
-  if (!name || !/^node(js)?$/.test(basename(name))) return undefined
+  const line = head.slice(2).split('\n')[0]!.trim()
+  const cut = line.search(/\s/)
+  const interpreter = cut < 0 ? line : line.slice(0, cut)
+  const rest = cut < 0 ? '' : line.slice(cut).trim()
+  let name: string
+  let options: string[]
+  if (basename(interpreter) === 'env') {
+    // `env node`, `env -S node --flag`: the first word after env's own options.
+    const words = rest.split(/\s+/).filter(Boolean)
+    const at = words.findIndex((w) => !w.startsWith('-'))
+    if (at < 0) return undefined
+    name = words[at]!
+    options = words[0] === '-S' ? words.slice(at + 1) : []
+  } else {
+    name = interpreter
+    options = rest ? [rest] : []
+  }
+  if (!/^node(js)?$/.test(basename(name))) return undefined
   const found = findExecutable(name, path)
   try {
-    return found ? realpathSync(found) : undefined
+    return found ? [realpathSync(found), ...options] : undefined
   } catch {
     return undefined
   }
