@@ -45,4 +45,11 @@ describe('git runs ssh in batch mode: never a prompt on the broker terminal', ()
     expect(r.code).not.toBe(0)
     expect(calls()).toMatch(/^-i \/keys\/project -o BatchMode=yes .*example\.invalid/m)
   })
+
+  it('a command that talks to no remote gets no ssh command of svc\'s (a user\'s core.sshCommand stays in charge)', async () => {
+    const seen = join(dir, 'env')
+    const r = await gitRaw(['-c', `alias.envdump=!env > '${seen}'`, 'envdump'], {cwd: repos.checkout})
+    expect(r.code).toBe(0)
+    expect(readFileSync(seen, 'utf8')).not.toMatch(/^GIT_SSH_COMMAND=/m)
+  })
 })

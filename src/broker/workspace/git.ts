@@ -40,17 +40,17 @@ const NETWORK = new Set(['clone', 'fetch', 'pull', 'push', 'ls-remote'])
  * line ssh takes an option's first value, so a user's own `-o BatchMode=no` still wins.
  * The command it adds to is the one git would pick (GIT_SSH_COMMAND, then `core.sshCommand`,
  * then GIT_SSH, then ssh): setting GIT_SSH_COMMAND overrides the config, so a configured command
- * (a deploy key, say) is looked up and kept. Only for subcommands that talk to a remote: the
- * lookup is one more git process. Undefined: leave git's choice alone (GIT_SSH names a program
- * git calls with arguments of its own, which we cannot add to).
+ * (a deploy key, say) is looked up and kept. Only for subcommands that talk to a remote: for the
+ * others the environment is left alone (a lazy fetch of a partial clone keeps the user's
+ * command). Undefined: leave git's choice alone (GIT_SSH names a program git calls with
+ * arguments of its own, which we cannot add to).
  */
 async function sshCommand(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (!NETWORK.has(args[0] ?? '')) return undefined
   if (env.GIT_SSH_COMMAND) return `${env.GIT_SSH_COMMAND} -o BatchMode=yes`
-  if (NETWORK.has(args[0])) {
-    const r = await runCommand('git', ['-C', cwd, 'config', '--get', 'core.sshCommand'], {env, timeoutMs: 10_000})
-    const configured = r.code === 0 ? r.stdout.toString('utf8').trim() : ''
-    if (configured) return `${configured} -o BatchMode=yes`
-  }
+  const r = await runCommand('git', ['-C', cwd, 'config', '--get', 'core.sshCommand'], {env, timeoutMs: 10_000})
+  const configured = r.code === 0 ? r.stdout.toString('utf8').trim() : ''
+  if (configured) return `${configured} -o BatchMode=yes`
   return env.GIT_SSH ? undefined : 'ssh -o BatchMode=yes'
 }
 
