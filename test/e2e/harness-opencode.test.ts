@@ -151,16 +151,18 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
   })
 
   it('a turn that ends on an API error ends idle with the error as its detail, counted once', async () => {
-    model.push({error: 400, message: 'scripted refusal: the prompt is too long'})
+    // A 400 OpenCode does not retry nor recover from (a 'prompt too long' one it would compact
+    // and go on with, which is a turn that ends well).
+    model.push({error: 400, message: 'scripted refusal: this model does not take that request'})
     const before = model.requests.length
     const r = await svc(['message', 'fix', 'this one fails', '--json'])
     expect(r.code, r.stderr + r.stdout).toBe(0)
     await model.waitForRequest((q) => !q.side && lastUserText(q.body).includes('this one fails'), 120_000, 'the failing prompt', before)
-    const failed = await waitActivity((a) => a.activity === 'idle' && a.turns >= 3 && /scripted refusal/.test(a.detail), 'idle with the error after the failed turn')
-    expect(failed.detail).toMatch(/^error: .*scripted refusal: the prompt is too long/)
-    // Let any late hook land: the failed turn is one turn.
+    const failed = await waitActivity((a) => a.activity === 'idle' && a.turns === 3 && /scripted refusal/.test(a.detail), 'idle with the error after the failed turn, as the third turn')
+    expect(failed.detail).toMatch(/^error: .*scripted refusal: this model does not take that request/)
+    // Let any late hook land: the failed turn is one turn, and its error stays shown.
     await new Promise((r) => setTimeout(r, 3000))
-    expect((await getAgent(agent.id)).turns).toBe(3)
+    expect(await getAgent(agent.id)).toMatchObject({activity: 'idle', turns: 3, detail: failed.detail})
   })
 
   it('with permission bash "ask": waiting_for_input naming the command, approved through svc keys, then executing and idle with its effect', async () => {

@@ -5,7 +5,8 @@
  * the hook (the agent never blocks on svc). The hooks run one after another, in the order of the
  * events: run side by side, a turn's `busy` report could reach the Hub after its `idle` and leave
  * a finished agent showing `thinking`. It keeps each session's token totals itself, so the idle
- * event carries cumulative usage and the hook does no I/O.
+ * event carries cumulative usage and the hook does no I/O, the error a turn stopped on
+ * (`lastError`), and whether it ends a turn (`endsTurn`).
  */
 export const PLUGIN_FILE = 'svc-hooks.js'
 
@@ -22,6 +23,13 @@ const children = new Set()
 // sessionID -> the last tool call: OpenCode asks permission after tool.execute.before, so an
 // approval means that tool runs now.
 const lastTool = new Map()
+// A turn ends with the first session.idle after the session went busy: OpenCode repeats
+// session.idle after an error, and the repeat is no turn of its own.
+const busy = new Set()
+// sessionID -> the error the session stopped on: the idle after it says so. OpenCode may recover
+// by itself after an error (a prompt too long for the model is compacted and the turn goes on):
+// once the session is busy again the error is forgotten.
+const errors = new Map()
 
 // The hooks in flight, one at a time: each starts when the one before has exited (or after
 // HOOK_TIMEOUT_MS, so a hook that hangs cannot hold the rest back for good).
@@ -95,7 +103,12 @@ export const SvcHooks = async () => ({
     if (!FORWARD.has(event.type)) return
     const sessionID = p.sessionID ?? p.info?.id
     if (sessionID && children.has(sessionID)) return
-    if (event.type === 'session.idle') send(event.type, {...p, usage: totals(sessionID)})
+    if (event.type === 'session.status' && p.status?.type === 'busy') {
+      busy.add(sessionID)
+      errors.delete(sessionID)
+    }
+    if (event.type === 'session.error' && sessionID) errors.set(sessionID, p.error)
+    if (event.type === 'session.idle') send(event.type, {...p, usage: totals(sessionID), lastError: errors.get(sessionID), endsTurn: busy.delete(sessionID)})
     else if (event.type === 'permission.replied') send(event.type, {...p, lastTool: lastTool.get(sessionID)})
     else send(event.type, p)
   },

@@ -55,6 +55,27 @@ describe('opencode harness module', () => {
     expect(lines()).toEqual(['session.status:busy', 'session.status:idle', 'session.idle:'])
   })
 
+  it('the plugin ends a turn at the first idle after busy, passes the error a session stopped on, and forgets it once the session works again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
+    dirs.push(dir)
+    const log = join(dir, 'hooks.log')
+    const hook = join(dir, 'hook.mjs')
+    writeFileSync(hook, `import {appendFileSync, readFileSync} from 'node:fs'\nconst p = JSON.parse(readFileSync(0, 'utf8'))\nappendFileSync(${JSON.stringify(log)}, process.argv[2] + (p.lastError ? ':' + p.lastError.name : '') + (p.endsTurn === false ? ':repeat' : '') + '\\n')\n`)
+    const file = join(dir, 'svc-hooks-errors.mjs')
+    writeFileSync(file, pluginSource([process.execPath, hook]))
+    const {SvcHooks} = await import(file)
+    const hooks = await SvcHooks()
+    const busy = {event: {type: 'session.status', properties: {sessionID: 's1', status: {type: 'busy'}}}}
+    const error = {event: {type: 'session.error', properties: {sessionID: 's1', error: {name: 'APIError'}}}}
+    const idle = {event: {type: 'session.idle', properties: {sessionID: 's1'}}}
+    // A turn that fails (OpenCode then says idle twice, as 1.18 does); one where OpenCode recovers
+    // after the error (busy again); a clean one.
+    for (const e of [busy, error, idle, idle, busy, error, busy, idle, busy, idle]) await hooks.event(e)
+    const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter((l) => !l.startsWith('session.status')) : [])
+    for (let i = 0; i < 100 && lines().length < 7; i++) await new Promise((r) => setTimeout(r, 50))
+    expect(lines()).toEqual(['session.error', 'session.idle:APIError', 'session.idle:APIError:repeat', 'session.error', 'session.idle', 'session.idle'])
+  })
+
   it('turns off update checks, the models catalogue fetch and LSP downloads', () => {
     expect(opencode.env!(ctx())).toMatchObject({OPENCODE_DISABLE_AUTOUPDATE: 'true', OPENCODE_DISABLE_MODELS_FETCH: 'true', OPENCODE_DISABLE_LSP_DOWNLOAD: 'true'})
   })
@@ -103,6 +124,12 @@ describe('opencode harness module', () => {
     expect(opencode.onHook('permission.replied', {sessionID: 's', requestID: 'per_1', reply: 'reject', lastTool})).toEqual({activity: 'thinking'})
     expect(opencode.onHook('permission.replied', {})).toEqual({activity: 'thinking'})
     expect(opencode.onHook('session.idle', {sessionID: 's'})).toEqual({activity: 'idle', turnEnded: true})
+    // A failed turn: the error shows at once, and the idle after it ends the turn, keeping it.
+    const error = {sessionID: 's', error: {name: 'APIError', data: {message: 'invalid request'}}}
+    expect(opencode.onHook('session.error', error)).toEqual({activity: 'idle', detail: 'error: invalid request'})
+    expect(opencode.onHook('session.idle', {sessionID: 's', lastError: error.error, endsTurn: true})).toEqual({activity: 'idle', turnEnded: true, detail: 'error: invalid request'})
+    // OpenCode repeats session.idle after an error: the repeat counts no turn.
+    expect(opencode.onHook('session.idle', {sessionID: 's', lastError: error.error, endsTurn: false})).toEqual({activity: 'idle', detail: 'error: invalid request'})
     expect(opencode.onHook('message.part.updated', {})).toBeNull()
     expect(opencode.onHook('session.status', null)).toBeNull()
   })

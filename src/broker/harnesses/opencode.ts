@@ -89,6 +89,9 @@ function usageOf(raw: any): SessionUsage | undefined {
   return u
 }
 
+/** What OpenCode says of an error (its session.error payload's `error`), on one line. */
+const errorDetail = (error: any) => clipLine(`error: ${error?.data?.message ?? error?.name ?? 'unknown'}`)
+
 export function onOpencodeHook(event: string, payload: unknown): HookReport | null {
   const p: any = payload && typeof payload === 'object' ? payload : {}
   switch (event) {
@@ -98,11 +101,16 @@ export function onOpencodeHook(event: string, payload: unknown): HookReport | nu
       return null // idle comes as session.idle, with the usage totals
     }
     case 'session.idle': {
+      // A turn ends here, also one that failed (OpenCode goes idle after its session.error),
+      // unless the plugin says this idle repeats one (`endsTurn: false`); the error the session
+      // stopped on (`lastError`) stays shown.
       const usage = usageOf(p.usage)
-      return usage ? {activity: 'idle', turnEnded: true, usage} : {activity: 'idle', turnEnded: true}
+      const report: HookReport = {activity: 'idle', ...(p.endsTurn !== false && {turnEnded: true}), ...(p.lastError && {detail: errorDetail(p.lastError)})}
+      return usage ? {...report, usage} : report
     }
     case 'session.error':
-      return {activity: 'idle', turnEnded: true, detail: clipLine(`error: ${p.error?.data?.message ?? p.error?.name ?? 'unknown'}`)}
+      // Shown at once; the turn's end is the session.idle that follows.
+      return {activity: 'idle', detail: errorDetail(p.error)}
     case 'tool.execute.before':
       return {activity: 'executing', detail: toolDetail(String(p.tool ?? 'tool'), p.args)}
     case 'permission.replied':
