@@ -90,18 +90,8 @@ export function createStatusWriter(deps: Deps, intervalMs = 200) {
 
   return {
     report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}) {
-      const steps = pending.get(agentId) ?? []
-      const last = steps.at(-1)
-      const heartbeatAt = patch.heartbeatAt ?? iso(deps.clock.now())
-      const changes = (patch.phase !== undefined && patch.phase !== last?.phase) || (patch.activity !== undefined && patch.activity !== last?.activity)
-      if (last && (!changes || (last.phase === undefined && last.activity === undefined))) {
-        // The same state (or a bare heartbeat before it): one step, later fields win.
-        steps[steps.length - 1] = {...last, heartbeatAt, ...defined(patch)}
-        pending.set(agentId, steps)
-      } else {
-        steps.push({heartbeatAt, ...defined(patch)})
-        pending.set(agentId, steps.length > MAX_STEPS ? compact(steps) : steps)
-      }
+      const step = {heartbeatAt: patch.heartbeatAt ?? iso(deps.clock.now()), ...defined(patch)}
+      pending.set(agentId, compact([...(pending.get(agentId) ?? []), step]))
     },
     /** Taken before reading agent rows; pass it to `pendingFor` with each row read. */
     readMark(): number {
@@ -155,14 +145,16 @@ function merged(layers: Array<StatusPatch | undefined>): StatusPatch | undefined
 }
 
 /**
- * Steps with repeated states merged, then at most MAX_STEPS: the oldest fold into one (their
- * latest fields), so the newest changes keep their own events.
+ * Steps merged where a step keeps the state of the one before (same phase and activity, or
+ * either of them a bare heartbeat: later fields win), then at most MAX_STEPS: the oldest fold
+ * into one (their latest fields), so the newest changes keep their own events.
  */
 function compact(steps: StatusPatch[]): StatusPatch[] {
   const out: StatusPatch[] = []
+  const bare = (s: StatusPatch) => s.phase === undefined && s.activity === undefined
   for (const step of steps) {
     const last = out.at(-1)
-    const same = last && (step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity)
+    const same = last && (bare(last) || ((step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity)))
     if (same) out[out.length - 1] = {...last, ...step}
     else out.push(step)
   }
