@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {BUILTIN_HARNESS_TYPES} from '../api/harness-types.js'
-import {mergeResources, resolveHarness, type HarnessConfig} from './harness.js'
+import {mergeResources, resolveHarness} from './harness.js'
 import {HARNESSES} from './harnesses/registry.js'
 
 describe('harness configs', () => {
@@ -28,12 +28,6 @@ describe('harness configs', () => {
 
   it('the built-in harness types of the API are the registry\'s modules', () => {
     expect([...BUILTIN_HARNESS_TYPES].sort()).toEqual(Object.keys(HARNESSES).sort())
-  })
-
-  it('a config named after a built-in harness is of that type unless it says otherwise', () => {
-    const configs = {claude: {env: {ANTHROPIC_BASE_URL: 'http://gw'}}, codex: {harness: 'shell'}} as unknown as Record<string, HarnessConfig>
-    expect(resolveHarness('claude', {configs})).toMatchObject({harness: 'claude', command: ['claude'], env: {ANTHROPIC_BASE_URL: 'http://gw'}})
-    expect(resolveHarness('codex', {configs}).harness).toBe('shell')
   })
 
   it('clear errors for unknown configs and bad values', () => {

@@ -77,8 +77,6 @@ export function resolveHarness(name: string, opts: ResolveOptions = {}): Resolve
     throw new Error(`harness config ${JSON.stringify(name)} is not defined (known: ${known.join(', ')})`)
   }
   const cfg: HarnessConfig = {...base, ...opts.override, env: {...base.env, ...opts.override?.env}}
-  // A config named after a built-in harness is of that type unless it says otherwise.
-  if (!cfg.harness && name in BUILTIN_HARNESS_CONFIGS) cfg.harness = BUILTIN_HARNESS_CONFIGS[name]!.harness
   if (!cfg.harness || typeof cfg.harness !== 'string') throw new Error(`harness config ${JSON.stringify(name)} has no \`harness\` type`)
   if (cfg.args !== undefined && (!Array.isArray(cfg.args) || cfg.args.some((a) => typeof a !== 'string'))) {
     throw new Error(`harness config ${JSON.stringify(name)}: \`args\` must be a list of strings`)
