@@ -1,8 +1,9 @@
-import {mkdtempSync, realpathSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, realpathSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, describe, expect, it} from 'vitest'
+import {commitFile, makeRepos, sh} from '../../test/helpers/git-repos.js'
 import {launchAgent} from './agent-launch.js'
 import {writeTemplateFiles} from './broker.js'
 import type {AgentSpec, Runtime} from './runtime.js'
@@ -61,5 +62,27 @@ describe('launching a harness that is a Node script in a container', () => {
     const env = {PATH: `${BIN}:/usr/bin:/bin`, ANTHROPIC_API_KEY: 'k'}
     await launchAgent({agentId: 'a2', name: 'c', projectId: 'p', harnessConfig: 'claude', env: {SVC_AUTH_TOKEN: 't'}, task: 'hi'}, {stateDir: dir, hubUrl: 'http://127.0.0.1:9', runtime, runtimeEnv: env, writeTemplateFiles})
     expect(runtime.started[0]!.command[0]).toBe(join(BIN, 'claude'))
+  })
+})
+
+describe('a workspace left by a start the Hub never recorded', () => {
+  it('is removed as any workspace is: a clone\'s unpushed commits are kept, then a fresh clone starts', async () => {
+    const repos = makeRepos()
+    const stateDir = mkdtempSync(join(tmpdir(), 'svc-launch-left-'))
+    try {
+      // What a start the Hub gave up on left behind: a clone with work of its own.
+      const left = join(stateDir, 'workspaces', 'a4')
+      sh(tmpdir(), 'clone', '-q', repos.remote, left)
+      sh(left, 'checkout', '-q', '-b', 'svc/left')
+      const work = commitFile(left, 'left.txt', 'made before the Hub gave up\n')
+      const runtime = recordingRuntime()
+      const launched = await launchAgent({agentId: 'a4', name: 'left', projectId: 'p', harnessConfig: 'shell', env: {SVC_AUTH_TOKEN: 't'}, workspace: {gitRemote: repos.remote, branch: 'svc/left'}}, {stateDir, hubUrl: 'http://127.0.0.1:9', runtime, writeTemplateFiles})
+      expect(sh(join(stateDir, 'kept-branches', 'a4.git'), 'rev-parse', 'refs/heads/svc/left')).toBe(work)
+      expect(launched.workspace).toMatchObject({branch: 'svc/left', baseRef: 'main', baseCommit: sh(repos.remote, 'rev-parse', 'main')})
+      expect(existsSync(join(launched.workspace!.path, 'left.txt'))).toBe(false)
+    } finally {
+      repos.dispose()
+      rmSync(stateDir, {recursive: true, force: true})
+    }
   })
 })
