@@ -11,6 +11,7 @@ import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import type {RuntimeSettings} from './runtimes/select.js'
 import {removeWorkspace} from './workspace/worktree.js'
+import {submitText} from './submit-text.js'
 import {TunnelClient, type StreamIo} from './tunnel-client.js'
 
 export const BROKER_VERSION = '1'
@@ -73,21 +74,6 @@ export function writeTemplateFiles(dir: string, files: Array<{path: string; cont
     mkdirSync(dirname(target), {recursive: true})
     writeFileSync(target, Buffer.from(f.content, 'base64'))
   }
-}
-
-/** Pause between a pasted text and its Enter (see submitText). */
-const PASTE_SETTLE_MS = 300
-
-/**
- * Pastes `text` into an agent's terminal and submits it, on any runtime. TUIs (Gemini CLI, for
- * one) take an Enter that arrives right after a paste as a newline in their input box, not as
- * "submit": the Enter waits until the paste has landed.
- */
-async function submitText(runtime: Runtime, handle: RuntimeHandle, text: string, opts: {noEnter?: boolean} = {}): Promise<void> {
-  await runtime.paste(handle, text, {noEnter: true})
-  if (opts.noEnter) return
-  if (text !== '') await new Promise((r) => setTimeout(r, PASTE_SETTLE_MS))
-  await runtime.sendKeys(handle, {key: 'Enter'})
 }
 
 /**

@@ -83,6 +83,11 @@ export interface Runtime {
   terminalReady(handle: RuntimeHandle): Promise<boolean>
   /** Sends one named key or one literal string to the terminal, once (no retry). */
   sendKeys(handle: RuntimeHandle, input: KeyInput): Promise<void>
+  /**
+   * Optional: the terminal's visible text (`tmux capture-pane -p`). Lets a message's Enter wait
+   * until the harness has drawn the paste (see submit-text.ts).
+   */
+  capture?(handle: RuntimeHandle): Promise<string>
   /** Pastes text as a bracketed paste, then presses Enter unless `noEnter`. */
   paste(handle: RuntimeHandle, text: string, opts?: {noEnter?: boolean}): Promise<void>
 }

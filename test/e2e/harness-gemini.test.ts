@@ -48,6 +48,14 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
    * late, so `idle` alone does not mean the usage has arrived; a usage that never gets there
    * fails the wait.
    */
+  /** The scripted server's next matching request; the failure shows the pane (what the CLI did with the input). */
+  const nextChat = async (before: number, what: string) => {
+    try {
+      return await model.waitForRequest((q) => q.kind === 'stream' && model.chats().indexOf(q) >= before, LONG, what)
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; pane:\n${pane()}`)
+    }
+  }
   const hubUsage = async (calls: number) => (await until(`the Hub's agent record counting ${calls} model calls`, (a) => (a.usage?.modelCalls ?? 0) >= calls)).usage
   /** A shell command for the scripted model: writes a file, then runs until the test says so. */
   // The flag is a file in the agent's worktree: the sandbox gives the agent a private /tmp.
@@ -158,7 +166,7 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
     const before = model.chats().length
     const m = await svc(['message', 'fix', 'next: write second.txt', '--json'])
     expect(m.code, m.stderr + m.stdout).toBe(0)
-    const next = await model.waitForRequest((q) => q.kind === 'stream' && model.chats().indexOf(q) >= before, LONG, 'the next chat request')
+    const next = await nextChat(before, 'the next chat request')
     expect(next.lastUserText).toContain('next: write second.txt')
     const running = await until('executing while the tool runs', (a) => a.activity === 'executing')
     expect(running.detail).toMatch(/^run_shell_command: echo two > second\.txt/)
@@ -181,7 +189,7 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
     model.enqueue({text: 'Resumed.'})
     const m = await svc(['message', 'fix', 'after the restart', '--json'])
     expect(m.code, m.stderr + m.stdout).toBe(0)
-    const next = await model.waitForRequest((q) => q.kind === 'stream' && model.chats().indexOf(q) >= before, LONG, 'a chat request after the restart')
+    const next = await nextChat(before, 'a chat request after the restart')
     expect(next.lastUserText).toContain('after the restart')
     const history = JSON.stringify(next.body.contents)
     expect(history).toContain('create gemini-made.txt')

@@ -171,12 +171,14 @@ describe('container CLI runtime against a stand-in CLI and real tmux', () => {
     await expect(rt.isRunning({runtime: 'local', ref: 'svc-a1'})).rejects.toThrow(/local handle was given to the docker runtime/)
   })
 
-  it('sendKeys and paste run tmux in the container', async () => {
+  it('sendKeys, paste and capture run tmux in the container', async () => {
     await rt.sendKeys(h, {literal: 'echo ctr-$((1+1))'})
     await rt.sendKeys(h, {key: 'Enter'})
     await until('keys output', async () => (await screen()).includes('ctr-2'))
     await rt.paste(h, 'echo pasted-$((2+2))')
     await until('paste output', async () => (await screen()).includes('pasted-4'))
+    // capture reads the same screen through exec (what a message's Enter waits on).
+    expect(await rt.capture(h)).toContain('pasted-4')
   })
 
   it('attach is a control-mode client over exec -i', async () => {

@@ -17,7 +17,7 @@ import {containerHostPlan, mountArgs, podmanEngineFlags, type HostPlan} from './
 import {cpuCores, quantityBytes} from './quantity.js'
 import {CommandError, runCommand} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
-import {checkEnvKey, directCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
+import {captureArgs, checkEnvKey, directCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
 
 export type ContainerCli = 'docker' | 'podman'
 
@@ -215,6 +215,13 @@ export class ContainerCliRuntime implements Runtime {
   async sendKeys(handle: RuntimeHandle, input: KeyInput): Promise<void> {
     const name = this.ref(handle)
     await this.checked(execTmuxArgs(name, sendKeysArgs(TARGET, input)), `sending keys to ${name}`)
+  }
+
+  async capture(handle: RuntimeHandle): Promise<string> {
+    const name = this.ref(handle)
+    const r = await this.run(execTmuxArgs(name, captureArgs(TARGET)))
+    if (r.code !== 0) throw new CommandError(`reading the screen of ${name} failed: ${r.stderr || `${this.bin} exited with code ${r.code}`}`, r)
+    return r.stdout.toString('utf8')
   }
 
   async paste(handle: RuntimeHandle, text: string, opts: {noEnter?: boolean} = {}): Promise<void> {

@@ -286,7 +286,7 @@ describe('kubernetes runtime against a stand-in API server', () => {
     }).rejects.toThrow(/pods "svc-nope" not found/)
   })
 
-  it('terminalReady, sendKeys and paste run tmux through exec', async () => {
+  it('terminalReady, sendKeys, paste and capture run tmux through exec', async () => {
     expect(await rt.terminalReady(h)).toBe(true)
     await rt.sendKeys(h, {literal: 'echo k8s-$((5+5))'})
     await rt.sendKeys(h, {key: 'Enter'})
@@ -295,6 +295,8 @@ describe('kubernetes runtime against a stand-in API server', () => {
     await until('paste output', async () => /\npasted\n/.test(await screen()))
     const exec = seen.filter((s) => s.method === 'EXEC').at(-1)!
     expect(exec.url).toMatch(/^\/api\/v1\/namespaces\/team\/pods\/svc-a1-b\/exec\?container=agent&stdout=true&stderr=true&command=tmux&command=send-keys/)
+    // capture reads the same screen through exec (what a message's Enter waits on).
+    expect(await rt.capture(h)).toMatch(/\npasted\n/)
     await expect(rt.sendKeys(h, {key: 'nope'})).rejects.toThrow(/unknown key/)
   })
 

@@ -17,7 +17,7 @@ import {KubeApi, statusMessage} from './kube-api.js'
 import {type KubeTarget, kubeconfigPaths, loadKubeconfig, resolveKubeTarget} from './kubeconfig.js'
 import {cpuCores, quantityBytes} from './quantity.js'
 import {ControlModeTerminal} from './tmux-control.js'
-import {checkEnvKey, paneTarget, pasteFromArgArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
+import {captureArgs, checkEnvKey, paneTarget, pasteFromArgArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
 
 export const CONTAINER_NAME = 'agent'
 /** Pastes go as one argv element: below Linux's per-argument limit (128 KiB). */
@@ -200,6 +200,10 @@ export class KubernetesRuntime implements Runtime {
     await this.tmux(handle, sendKeysArgs(TARGET, input), 'sending keys')
   }
 
+  async capture(handle: RuntimeHandle): Promise<string> {
+    return (await this.tmux(handle, captureArgs(TARGET), 'reading the screen')).toString('utf8')
+  }
+
   async paste(handle: RuntimeHandle, text: string, opts: {noEnter?: boolean} = {}): Promise<void> {
     if (Buffer.byteLength(text) > MAX_PASTE_BYTES) throw new Error(`a paste on kubernetes is limited to ${MAX_PASTE_BYTES} bytes`)
     if (text !== '') await this.tmux(handle, pasteFromArgArgs(TARGET, `svc-paste-${randomUUID()}`, text), 'pasting')
@@ -229,10 +233,12 @@ export class KubernetesRuntime implements Runtime {
     return term
   }
 
-  private async tmux(handle: RuntimeHandle, args: string[], what: string): Promise<void> {
+  /** Runs tmux in the agent's pod; resolves its stdout. */
+  private async tmux(handle: RuntimeHandle, args: string[], what: string): Promise<Buffer> {
     const name = this.ref(handle)
     const r = await this.api.exec(execPath(this.ns, name, ['tmux', ...args], false))
     if (r.exitCode !== 0) throw new Error(`${what} in pod ${name} failed: ${r.stderr.toString('utf8').trim() || r.message || `exit code ${r.exitCode}`}`)
+    return r.stdout
   }
 
   private ref(handle: RuntimeHandle): string {

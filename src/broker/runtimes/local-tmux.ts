@@ -13,7 +13,7 @@ import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
-import {envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
+import {captureArgs, envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 
@@ -202,6 +202,13 @@ export class LocalTmuxRuntime implements Runtime {
     const args = sendKeysArgs(paneTarget(session), input)
     await this.requireAlive(session)
     await this.tmuxChecked(args, `sending keys to ${session}`)
+  }
+
+  async capture(handle: RuntimeHandle): Promise<string> {
+    const session = this.ref(handle)
+    const r = await this.run(captureArgs(paneTarget(session)))
+    if (r.code !== 0) throw new CommandError(`reading the screen of ${session} failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
+    return r.stdout.toString('utf8')
   }
 
   async paste(handle: RuntimeHandle, text: string, opts: {noEnter?: boolean} = {}): Promise<void> {

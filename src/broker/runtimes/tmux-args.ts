@@ -146,6 +146,11 @@ export function sendKeysArgs(target: string, input: KeyInput): string[] {
   return ['send-keys', '-t', target, '-l', '--', tmuxArg(input.literal)]
 }
 
+/** argv of `capture-pane` printing the pane's visible text. */
+export function captureArgs(target: string): string[] {
+  return ['capture-pane', '-p', '-t', target]
+}
+
 /** `load-buffer` from stdin, then a bracketed paste that deletes the buffer. */
 export function pasteArgs(target: string, buffer: string): string[] {
   return ['load-buffer', '-b', buffer, '-', SEP, 'paste-buffer', '-p', '-d', '-b', buffer, '-t', target]
