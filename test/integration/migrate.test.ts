@@ -1,6 +1,8 @@
+import {spawn} from 'node:child_process'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 import {sql} from 'kysely'
 import {afterEach, expect, it} from 'vitest'
 import {createDb, type DbHandle} from '../../src/store/create-db.js'
@@ -13,6 +15,7 @@ import {describeEachDialect, type Dialect} from '../helpers/hub.js'
 import {createPgSchema} from '../helpers/pg.js'
 
 const ALL = Object.keys(MIGRATIONS).sort()
+const MIGRATOR = fileURLToPath(new URL('../helpers/migrator.ts', import.meta.url))
 
 describeEachDialect('migrations', (dialect: Dialect) => {
   const cleanup: Array<() => Promise<void> | void> = []
@@ -20,19 +23,53 @@ describeEachDialect('migrations', (dialect: Dialect) => {
     for (const c of cleanup.splice(0).reverse()) await c()
   })
 
-  async function open(): Promise<DbHandle> {
+  /** A fresh database; `url` opens it again (a SQLite file path, a PostgreSQL schema URL). */
+  async function open(): Promise<DbHandle & {url: string}> {
+    let url: string
     if (dialect === 'sqlite') {
       const dir = mkdtempSync(join(tmpdir(), 'svc-migrate-'))
       cleanup.push(() => rmSync(dir, {recursive: true, force: true}))
-      const h = await createDb({driver: 'sqlite', url: join(dir, 'hub.db')})
-      cleanup.push(() => h.close())
-      return h
+      url = join(dir, 'hub.db')
+    } else {
+      const s = await createPgSchema()
+      cleanup.push(() => s.drop())
+      url = s.url
     }
-    const s = await createPgSchema()
-    cleanup.push(() => s.drop())
-    const h = await createDb({driver: 'postgres', url: s.url})
+    const h = await createDb({driver: dialect, url})
     cleanup.push(() => h.close())
-    return h
+    return Object.assign(h, {url})
+  }
+
+  /**
+   * Two migrations of one database started at the same moment, each on its own connection:
+   * on PostgreSQL two handles of this process (replicas share a schema); on SQLite two processes
+   * (a file's lock is per process: in one process the second would wait on the first forever).
+   */
+  async function migrateTwiceAtOnce(url: string): Promise<string[][]> {
+    if (dialect === 'postgres') {
+      const handles = [await createDb({driver: 'postgres', url}), await createDb({driver: 'postgres', url})]
+      cleanup.push(() => Promise.all(handles.map((h) => h.close())).then(() => undefined))
+      return (await Promise.all(handles.map((h) => migrate(h)))).map((r) => r.applied)
+    }
+    const children = [0, 1].map(() => {
+      const child = spawn(process.execPath, ['--import', 'tsx', MIGRATOR, url], {stdio: ['pipe', 'pipe', 'pipe']})
+      cleanup.push(() => void child.kill('SIGKILL'))
+      let out = ''
+      let err = ''
+      child.stdout.on('data', (d) => (out += d))
+      child.stderr.on('data', (d) => (err += d))
+      const ended = new Promise<string[]>((resolve, reject) =>
+        child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.split('\n')[1])) : reject(new Error(`the migrator exited with ${code}: ${err}`)))),
+      )
+      return {child, ended, ready: () => out.startsWith('ready\n')}
+    })
+    const deadline = Date.now() + 60_000
+    while (!children.every((c) => c.ready())) {
+      if (Date.now() > deadline || children.some((c) => c.child.exitCode !== null)) throw new Error('the migrators did not get ready')
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    for (const c of children) c.child.stdin.write('go\n')
+    return Promise.all(children.map((c) => c.ended))
   }
 
   const recorded = async (h: DbHandle) => (await sql<{name: string}>`select name from svc_migrations order by name`.execute(h.db)).rows.map((r) => r.name)
@@ -44,14 +81,12 @@ describeEachDialect('migrations', (dialect: Dialect) => {
     expect((await migrate(h)).applied).toEqual([])
   })
 
-  // Replicas share one PostgreSQL schema; on SQLite one immediate transaction does the same job.
-  it.runIf(dialect === 'postgres')('two runs at the same moment migrate once between them', async () => {
-    const h1 = await open()
-    const h2 = await createDb({driver: 'postgres', url: await currentUrl(h1)})
-    cleanup.push(() => h2.close())
-    const [a, b] = await Promise.all([migrate(h1), migrate(h2)])
-    expect([...a.applied, ...b.applied].sort()).toEqual(ALL)
-    expect(await recorded(h1)).toEqual(ALL)
+  // Replicas share one PostgreSQL schema (an advisory lock); on SQLite one immediate transaction does the same job.
+  it('two runs at the same moment migrate once between them', async () => {
+    const h = await open()
+    const [a, b] = await migrateTwiceAtOnce(h.url)
+    expect([...a, ...b].sort()).toEqual(ALL)
+    expect(await recorded(h)).toEqual(ALL)
   })
 
   it('adopts the records of a database migrated by an earlier build (kysely_migration)', async () => {
@@ -98,11 +133,3 @@ describeEachDialect('migrations', (dialect: Dialect) => {
     expect(created).toEqual({config_readable: 1, applied_role: 'readonly', assign_mode_service_account: 1})
   })
 })
-
-/** The search_path schema URL a handle was opened with (PostgreSQL only). */
-async function currentUrl(h: DbHandle): Promise<string> {
-  const {rows} = await sql<{s: string}>`select current_schema() as s`.execute(h.db)
-  const u = new URL(process.env.SVC_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test')
-  u.searchParams.set('options', `-c search_path=${rows[0].s}`)
-  return u.toString()
-}
