@@ -107,7 +107,7 @@ export async function startColocatedBroker(opts: {
     })
   }
   const unsubscribe = opts.onSettingsChange?.(follow) ?? (() => {})
-  const connected = new Promise<void>((resolve) => (broker.tunnel.onConnected = resolve))
+  const connected = new Promise<void>((resolve) => broker.tunnel.onConnected(resolve))
   broker.start()
   let localUrl: string | null = null
   const api = await buildLocalApi(broker, logger)

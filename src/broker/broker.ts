@@ -4,13 +4,14 @@ import type {Logger} from 'pino'
 import {BROKER_CAPABILITIES, type HelloEvent} from '../api/tunnel-protocol.js'
 import {AgentRegistry, type RunningAgent} from './agent-registry.js'
 import type {AgentWorkspace} from '../api/dto.js'
-import {agentHome, launchAgent, type StartParams} from './agent-launch.js'
+import {agentHome, agentTokenFile, launchAgent, type StartParams} from './agent-launch.js'
 import {AgentLimits} from './agent-limits.js'
 import {runningStates} from './liveness.js'
 import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import type {RuntimeSettings} from './runtimes/select.js'
 import {removeWorkspace} from './workspace/worktree.js'
+import {deliverKept} from './status-delivery.js'
 import {submitText} from './submit-text.js'
 import {TunnelClient, type StreamIo} from './tunnel-client.js'
 
@@ -120,6 +121,8 @@ export class Broker {
       },
       opts.logger,
     )
+    // Reports the agents' hooks could not deliver while the Hub was away go as soon as it is back.
+    this.tunnel.onConnected(() => void this.deliverKeptReports())
   }
 
   /** Agents with a workspace or HOME directory here (the Hub removes those of deleted agents). */
@@ -231,6 +234,19 @@ export class Broker {
       this.opts.telemetry?.('broker.agent.ended', {'agent.id': a.agentId, runtime: a.handle.runtime})
     }
     if (alive.length) this.tunnel.event('alive', {agentIds: alive})
+    await this.deliverKeptReports()
+  }
+
+  /**
+   * Sends the status reports each running agent's hooks kept because the Hub did not take them
+   * (status-delivery.ts): an agent that went idle while the Hub was away reports nothing more.
+   */
+  private async deliverKeptReports() {
+    if (!this.tunnel.connected) return
+    for (const a of this.registry.all()) {
+      const env = {SVC_HUB_ENDPOINT: this.opts.hubUrl, SVC_AGENT_ID: a.agentId, SVC_AUTH_TOKEN_FILE: agentTokenFile(agentHome(this.opts.stateDir, a.agentId))}
+      await deliverKept(env).catch((err) => this.opts.logger.warn({agentId: a.agentId, err: (err as Error).message}, 'delivering kept status reports failed'))
+    }
   }
 
   private agent(agentId: unknown) {

@@ -33,7 +33,7 @@ export class TunnelClient {
   private timer: NodeJS.Timeout | null = null
   private streams = new StreamTable()
   connected = false
-  onConnected: () => void = () => {}
+  private readonly connectedListeners: Array<() => void> = []
 
   constructor(
     private readonly hubUrl: string,
@@ -42,6 +42,11 @@ export class TunnelClient {
     private readonly handlers: TunnelHandlers,
     private readonly logger: Logger,
   ) {}
+
+  /** Runs `listener` after every (re)connection, once the hello is sent. */
+  onConnected(listener: () => void) {
+    this.connectedListeners.push(listener)
+  }
 
   start() {
     this.stopped = false
@@ -75,7 +80,7 @@ export class TunnelClient {
       this.connected = true
       this.logger.info({hub: this.hubUrl}, 'tunnel connected')
       this.event('hello', this.handlers.hello())
-      this.onConnected()
+      for (const l of this.connectedListeners) l()
     })
     ws.on('message', (raw) => {
       let msg: TunnelMessage

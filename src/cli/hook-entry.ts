@@ -6,15 +6,12 @@
  * and the exit code is always 0 (a non-zero hook exit can block a tool in some harnesses).
  */
 import {appendFileSync} from 'node:fs'
-import {request} from 'node:http'
-import {request as httpsRequest} from 'node:https'
 import {harnessModule} from '../broker/harnesses/registry.js'
 import type {HookReport} from '../broker/harnesses/types.js'
-import {agentToken} from './credentials.js'
+import {deliver, postReport} from '../broker/status-delivery.js'
 
 /** A hook's payload is small; refuse to buffer a runaway stdin. */
 const MAX_PAYLOAD = 4 * 1024 * 1024
-const POST_TIMEOUT_MS = 3000
 /**
  * How long a report waits for the harness's usage before it goes without: a late transcript
  * (claude-transcript.ts waits for Claude Code to flush it) must not hold up the turn's `idle`.
@@ -44,29 +41,6 @@ function parse(text: string): unknown {
   }
 }
 
-/** POSTs one report; resolves when answered, on error, or after the timeout. */
-export function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<number | null> {
-  const endpoint = env.SVC_HUB_ENDPOINT
-  const agentId = env.SVC_AGENT_ID
-  const token = agentToken(env)
-  if (!endpoint || !agentId || !token) return Promise.resolve(null)
-  const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/status`, endpoint)
-  const body = JSON.stringify({...report, heartbeat: true})
-  return new Promise((resolve) => {
-    const send = url.protocol === 'https:' ? httpsRequest : request
-    const req = send(url, {method: 'POST', headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}`}, timeout: POST_TIMEOUT_MS}, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? null))
-    })
-    req.on('timeout', () => req.destroy(new Error('timed out')))
-    req.on('error', (err) => {
-      process.stderr.write(`svc hook: status report failed: ${err.message}\n`)
-      resolve(null)
-    })
-    req.end(body)
-  })
-}
-
 /**
  * With SVC_HOOK_TRACE=<file> in the harness's environment (a harness config's `env` puts it
  * there), each hook appends one JSON line to that file (a relative path is taken from the hook's
@@ -86,10 +60,14 @@ function trace(env: NodeJS.ProcessEnv, line: Record<string, unknown>): void {
 const LATE = Symbol('late')
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
+/** Delivers a report (after any kept undelivered: status-delivery.ts), tracing each POST. */
 async function send(env: NodeJS.ProcessEnv, harness: string, event: string, report: HookReport): Promise<void> {
-  const sentAt = Date.now()
-  const status = await postReport(env, report)
-  trace(env, {harness, event, activity: report.activity, sentAt, answeredAt: Date.now(), status})
+  const status = await deliver(env, report, async (e, r) => {
+    const sentAt = Date.now()
+    const answered = await postReport(e, r)
+    trace(env, {harness, event, activity: r.activity, sentAt, answeredAt: Date.now(), status: answered})
+    return answered
+  })
   if (status !== null && status >= 400) process.stderr.write(`svc hook: the Hub answered ${status} to a status report\n`)
 }
 

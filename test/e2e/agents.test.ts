@@ -1,7 +1,7 @@
 import {spawn, type ChildProcess} from 'node:child_process'
-import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {BIN, freePort, runCli, startLocalRuntimeServer, startServerProcess, type RunningServer} from '../helpers/cli.js'
 import {agentProcessEnv, tmuxAt, waitFor} from '../helpers/live-hub.js'
@@ -154,10 +154,24 @@ describe('svc agent, broker and status against a workstation Hub', {timeout: 180
   })
 
   it('after SIGTERM and a restart of the Hub on the same HOME and port, the co-located broker is the same and online, and existing agents keep working', async () => {
+    expect((await svc(['agent', 'get', 'demo', '--json'])).json.agent).toMatchObject({activity: 'thinking', turns: 0})
     expect(await server.stop('SIGTERM')).toBe(0)
     // Agents outlive the Hub: their sessions belong to tmux.
     expect(tmux('has-session', '-t', `=svc-${demo.id}`).code).toBe(0)
+    // The agent's turn ends while the Hub is away: its hook (the harness's Stop, in the agent's
+    // own environment) cannot deliver, so the report is kept in the agent's HOME.
+    const own = agentProcessEnv(tmuxDir, demo.id)
+    const hookEnv = {SVC_AGENT_ID: own.SVC_AGENT_ID, SVC_HUB_ENDPOINT: own.SVC_HUB_ENDPOINT, SVC_AUTH_TOKEN_FILE: own.SVC_AUTH_TOKEN_FILE}
+    const hook = await svc(['hook', 'claude', 'Stop'], hookEnv, JSON.stringify({hook_event_name: 'Stop', session_id: 's1'}))
+    expect(hook.code, hook.stderr).toBe(0)
+    expect(hook.stderr).toMatch(/status report failed/)
+    const kept = join(dirname(own.SVC_AUTH_TOKEN_FILE), 'status-pending.json')
+    expect(JSON.parse(readFileSync(kept, 'utf8'))).toMatchObject({activity: 'idle', turns: 1})
     server = await startServerProcess([], serverEnv, 60_000, {port: server.port})
+    // The broker delivers it once it is back: the agent is idle, its turn counted, nothing kept.
+    await waitFor(async () => (await svc(['agent', 'get', 'demo', '--json'])).json.agent.activity === 'idle', 30_000, 'the kept idle report delivered by the broker')
+    expect((await svc(['agent', 'get', 'demo', '--json'])).json.agent).toMatchObject({activity: 'idle', detail: '', turns: 1})
+    expect(existsSync(kept)).toBe(false)
 
     const brokers = (await svc(['broker', 'list', '--json'])).json.brokers
     const colocated = brokers.filter((b: {colocated: boolean}) => b.colocated)

@@ -1,0 +1,160 @@
+/**
+ * Delivering an agent's status reports to the Hub, and keeping those it could not deliver.
+ *
+ * A hook's report is its only one: when the Hub is restarting or unreachable it would be lost,
+ * and the agent would show `thinking` long after its turn ended (a turn and its usage lost
+ * too). So a report the Hub did not take (no answer, or 5xx) is kept in a file next to the
+ * agent's token (`<agent home>/.svc/status-pending.json`), folded with any kept before it. The
+ * next hook sends what is kept before its own report; the broker sends it when it (re)connects
+ * and on its liveness tick, for the agent that reports nothing more (idle, waiting for its
+ * person). A 4xx (token revoked, agent gone) is final: nothing is kept.
+ */
+import {readFileSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
+import {request} from 'node:http'
+import {request as httpsRequest} from 'node:https'
+import {dirname, join} from 'node:path'
+import {agentToken} from '../cli/credentials.js'
+import type {HookReport, SessionUsage} from './harnesses/types.js'
+
+const POST_TIMEOUT_MS = 3000
+/** Turns kept beyond this fold into it: a runaway count must not become a flood of reports. */
+const MAX_KEPT_TURNS = 100
+
+/** Reports not delivered yet, folded: the latest activity and detail, turns ended, the latest usage of each session. */
+export interface KeptReports {
+  activity?: HookReport['activity']
+  detail?: string
+  turns: number
+  usage: SessionUsage[]
+}
+
+export type PostReport = (env: NodeJS.ProcessEnv, report: HookReport) => Promise<number | null>
+
+/** POSTs one report; resolves the HTTP status, or null on no answer (error or timeout). */
+export function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<number | null> {
+  const endpoint = env.SVC_HUB_ENDPOINT
+  const agentId = env.SVC_AGENT_ID
+  const token = agentToken(env)
+  if (!endpoint || !agentId || !token) return Promise.resolve(null)
+  const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/status`, endpoint)
+  const body = JSON.stringify({...report, heartbeat: true})
+  return new Promise((resolve) => {
+    const send = url.protocol === 'https:' ? httpsRequest : request
+    const req = send(url, {method: 'POST', headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}`}, timeout: POST_TIMEOUT_MS}, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? null))
+    })
+    req.on('timeout', () => req.destroy(new Error('timed out')))
+    req.on('error', (err) => {
+      process.stderr.write(`svc hook: status report failed: ${err.message}\n`)
+      resolve(null)
+    })
+    req.end(body)
+  })
+}
+
+/** Where an agent's undelivered reports are kept: next to its token file. */
+export function keptReportsFile(env: NodeJS.ProcessEnv): string | null {
+  return env.SVC_AUTH_TOKEN_FILE ? join(dirname(env.SVC_AUTH_TOKEN_FILE), 'status-pending.json') : null
+}
+
+/** True when the Hub did not take a report and it is worth sending again. */
+const undelivered = (status: number | null) => status === null || status >= 500
+
+/** `newer` folded onto `older`: later fields win, turns add up, usage keeps each session's latest. */
+export function fold(older: KeptReports | null, newer: HookReport | KeptReports): KeptReports {
+  const kept = 'turns' in newer ? newer : {activity: newer.activity, detail: newer.detail, turns: newer.turnEnded ? 1 : 0, usage: newer.usage ? [newer.usage] : []}
+  if (!older) return kept
+  const usage = new Map(older.usage.map((u) => [u.sessionId, u]))
+  for (const u of kept.usage) {
+    usage.delete(u.sessionId)
+    usage.set(u.sessionId, u)
+  }
+  return {
+    activity: kept.activity ?? older.activity,
+    detail: kept.detail ?? older.detail,
+    turns: Math.min(MAX_KEPT_TURNS, older.turns + kept.turns),
+    usage: [...usage.values()],
+  }
+}
+
+/** Kept reports as the reports that deliver them: older sessions' usage, extra turns, then the latest state. */
+export function reportsOf(kept: KeptReports): HookReport[] {
+  const out: HookReport[] = kept.usage.slice(0, -1).map((usage) => ({usage}))
+  for (let i = 1; i < kept.turns; i++) out.push({turnEnded: true})
+  const last: HookReport = {}
+  if (kept.activity !== undefined) last.activity = kept.activity
+  if (kept.detail !== undefined) last.detail = kept.detail
+  if (kept.turns > 0) last.turnEnded = true
+  if (kept.usage.length) last.usage = kept.usage.at(-1)
+  if (Object.keys(last).length) out.push(last)
+  return out
+}
+
+/** Takes the kept reports out of their file (a rename first, so two takers never both get them). */
+export function takeKept(file: string): KeptReports | null {
+  const claimed = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`
+  try {
+    renameSync(file, claimed)
+  } catch {
+    return null // none kept, or another process took them
+  }
+  try {
+    const v = JSON.parse(readFileSync(claimed, 'utf8'))
+    return v && typeof v === 'object' && typeof v.turns === 'number' && Array.isArray(v.usage) ? v : null
+  } catch {
+    return null
+  } finally {
+    try {
+      unlinkSync(claimed)
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Keeps `reports` for later, after anything another process kept meanwhile (written atomically). */
+function keep(file: string, reports: HookReport[]): void {
+  let kept: KeptReports | null = null
+  for (const r of reports) kept = fold(kept, r)
+  const meanwhile = takeKept(file)
+  if (meanwhile) kept = fold(kept, meanwhile)
+  if (!kept) return
+  const tmp = `${file}.${process.pid}.tmp`
+  try {
+    writeFileSync(tmp, JSON.stringify(kept), {mode: 0o600})
+    renameSync(tmp, file)
+  } catch (err) {
+    process.stderr.write(`svc hook: keeping an undelivered status report failed: ${(err as Error).message}\n`)
+  }
+}
+
+/** Sends reports in order; the first the Hub does not take is kept with those after it. */
+async function sendInOrder(env: NodeJS.ProcessEnv, file: string | null, reports: HookReport[], post: PostReport): Promise<number | null> {
+  let status: number | null = null
+  for (let i = 0; i < reports.length; i++) {
+    status = await post(env, reports[i])
+    if (undelivered(status)) {
+      if (file) keep(file, reports.slice(i))
+      break
+    }
+  }
+  return status
+}
+
+/**
+ * Sends `report`, after whatever was kept undelivered (folded in, so the Hub sees the latest
+ * state last); keeps what the Hub did not take. Resolves the last HTTP status (null: none).
+ */
+export async function deliver(env: NodeJS.ProcessEnv, report: HookReport, post: PostReport = postReport): Promise<number | null> {
+  const file = keptReportsFile(env)
+  const kept = file ? takeKept(file) : null
+  return sendInOrder(env, file, kept ? reportsOf(fold(kept, report)) : [report], post)
+}
+
+/** The broker's part: sends an agent's kept reports, if any (kept again if the Hub still does not take them). */
+export async function deliverKept(env: NodeJS.ProcessEnv, post: PostReport = postReport): Promise<void> {
+  const file = keptReportsFile(env)
+  const kept = file ? takeKept(file) : null
+  if (kept) await sendInOrder(env, file, reportsOf(kept), post)
+}
