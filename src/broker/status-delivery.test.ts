@@ -17,6 +17,7 @@ async function fakeHub() {
   const bodies: any[] = []
   const auth: string[] = []
   let answer = 200
+  let hang = false
   let server: Server
   const listen = (port = 0) =>
     new Promise<number>((resolve) => {
@@ -26,6 +27,7 @@ async function fakeHub() {
         req.on('end', () => {
           bodies.push(JSON.parse(body))
           auth.push(`${req.url} ${req.headers.authorization}`)
+          if (hang) return
           res.writeHead(answer, {'content-type': 'application/json'}).end('{}')
         })
       })
@@ -37,7 +39,12 @@ async function fakeHub() {
     bodies,
     auth,
     answer: (status: number) => (answer = status),
-    down: () => new Promise<void>((r) => server.close(() => r())),
+    /** Takes each report and never answers. */
+    hang: (on: boolean) => (hang = on),
+    down: () => new Promise<void>((r) => {
+      server.closeAllConnections()
+      server.close(() => r())
+    }),
     up: () => listen(port),
   }
 }
@@ -99,6 +106,17 @@ describe('status delivery: reports the Hub did not take are kept, then delivered
     hub.answer(200)
     await deliverKept(env)
     expect(hub.bodies.at(-1)).toEqual({activity: 'idle', detail: '', turnEnded: true, usage: usage('s1', 1), heartbeat: true})
+    expect(existsSync(kept())).toBe(false)
+  })
+
+  it('a report sent and never answered is kept without its turn (the Hub may have counted it)', async () => {
+    hub.hang(true)
+    expect(await deliver(env, {activity: 'idle', detail: '', turnEnded: true, usage: usage('s1', 2)})).toBe('unanswered')
+    expect(hub.bodies).toHaveLength(1)
+    expect(keptNow()).toEqual({activity: 'idle', detail: '', turns: 0, usage: [usage('s1', 2)]})
+    hub.hang(false)
+    await deliverKept(env)
+    expect(hub.bodies.at(-1)).toEqual({activity: 'idle', detail: '', usage: usage('s1', 2), heartbeat: true})
     expect(existsSync(kept())).toBe(false)
   })
 

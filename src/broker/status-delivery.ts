@@ -28,10 +28,20 @@ export interface KeptReports {
   usage: SessionUsage[]
 }
 
-export type PostReport = (env: NodeJS.ProcessEnv, report: HookReport) => Promise<number | null>
+/**
+ * What became of one POST: the HTTP status; `null` when it never reached the Hub (no
+ * connection); `unanswered` when it was sent and no answer came (a timeout, a reset): the Hub
+ * may have taken it.
+ */
+export type Answer = number | null | 'unanswered'
 
-/** POSTs one report; resolves the HTTP status, or null on no answer (error or timeout). */
-export function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<number | null> {
+export type PostReport = (env: NodeJS.ProcessEnv, report: HookReport) => Promise<Answer>
+
+/** Errors that mean the request never reached the Hub. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
+
+/** POSTs one report; resolves what became of it. */
+export function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<Answer> {
   const endpoint = env.SVC_HUB_ENDPOINT
   const agentId = env.SVC_AGENT_ID
   const token = agentToken(env)
@@ -45,9 +55,9 @@ export function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<
       res.on('end', () => resolve(res.statusCode ?? null))
     })
     req.on('timeout', () => req.destroy(new Error('timed out')))
-    req.on('error', (err) => {
+    req.on('error', (err: NodeJS.ErrnoException) => {
       process.stderr.write(`svc hook: status report failed: ${err.message}\n`)
-      resolve(null)
+      resolve(err.code && NOT_SENT.has(err.code) ? null : 'unanswered')
     })
     req.end(body)
   })
@@ -58,8 +68,8 @@ export function keptReportsFile(env: NodeJS.ProcessEnv): string | null {
   return env.SVC_AUTH_TOKEN_FILE ? join(dirname(env.SVC_AUTH_TOKEN_FILE), 'status-pending.json') : null
 }
 
-/** True when the Hub did not take a report and it is worth sending again. */
-const undelivered = (status: number | null) => status === null || status >= 500
+/** True when the Hub did not take a report, or may not have: it is worth sending again. */
+const undelivered = (a: Answer) => a === null || a === 'unanswered' || a >= 500
 
 /** `newer` folded onto `older`: later fields win, turns add up, usage keeps each session's latest. */
 export function fold(older: KeptReports | null, newer: HookReport | KeptReports): KeptReports {
@@ -129,24 +139,29 @@ function keep(file: string, reports: HookReport[]): void {
   }
 }
 
-/** Sends reports in order; the first the Hub does not take is kept with those after it. */
-async function sendInOrder(env: NodeJS.ProcessEnv, file: string | null, reports: HookReport[], post: PostReport): Promise<number | null> {
-  let status: number | null = null
+/**
+ * Sends reports in order; the first the Hub does not take is kept with those after it. One sent
+ * but unanswered is kept without its turn: the Hub may have counted it, and a turn counted twice
+ * could stop the agent at `max_turns` early (activity and usage are the same when sent twice).
+ */
+async function sendInOrder(env: NodeJS.ProcessEnv, file: string | null, reports: HookReport[], post: PostReport): Promise<Answer> {
+  let answer: Answer = null
   for (let i = 0; i < reports.length; i++) {
-    status = await post(env, reports[i])
-    if (undelivered(status)) {
-      if (file) keep(file, reports.slice(i))
+    answer = await post(env, reports[i])
+    if (undelivered(answer)) {
+      const first = answer === 'unanswered' ? {...reports[i], turnEnded: undefined} : reports[i]
+      if (file) keep(file, [first, ...reports.slice(i + 1)])
       break
     }
   }
-  return status
+  return answer
 }
 
 /**
  * Sends `report`, after whatever was kept undelivered (folded in, so the Hub sees the latest
- * state last); keeps what the Hub did not take. Resolves the last HTTP status (null: none).
+ * state last); keeps what the Hub did not take. Resolves what became of the last POST.
  */
-export async function deliver(env: NodeJS.ProcessEnv, report: HookReport, post: PostReport = postReport): Promise<number | null> {
+export async function deliver(env: NodeJS.ProcessEnv, report: HookReport, post: PostReport = postReport): Promise<Answer> {
   const file = keptReportsFile(env)
   const kept = file ? takeKept(file) : null
   return sendInOrder(env, file, kept ? reportsOf(fold(kept, report)) : [report], post)

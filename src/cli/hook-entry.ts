@@ -68,7 +68,7 @@ async function send(env: NodeJS.ProcessEnv, harness: string, event: string, repo
     trace(env, {harness, event, activity: r.activity, sentAt, answeredAt: Date.now(), status: answered})
     return answered
   })
-  if (status !== null && status >= 400) process.stderr.write(`svc hook: the Hub answered ${status} to a status report\n`)
+  if (typeof status === 'number' && status >= 400) process.stderr.write(`svc hook: the Hub answered ${status} to a status report\n`)
 }
 
 export async function runHook(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
