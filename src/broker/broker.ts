@@ -11,7 +11,7 @@ import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import type {RuntimeSettings} from './runtimes/select.js'
 import {removeWorkspace} from './workspace/worktree.js'
-import {deliverKept} from './status-delivery.js'
+import {keptReportsCourier} from './status-delivery.js'
 import {submitText} from './submit-text.js'
 import {TunnelClient, type StreamIo} from './tunnel-client.js'
 
@@ -85,6 +85,10 @@ export class Broker {
   readonly registry: AgentRegistry
   readonly tunnel: TunnelClient
   private watcher: NodeJS.Timeout | null = null
+  private readonly courier = keptReportsCourier(
+    (agentId) => ({SVC_HUB_ENDPOINT: this.opts.hubUrl, SVC_AGENT_ID: agentId, SVC_AUTH_TOKEN_FILE: agentTokenFile(agentHome(this.opts.stateDir, agentId))}),
+    (agentId, err) => this.opts.logger.warn({agentId, err: err.message}, 'delivering kept status reports failed'),
+  )
   private readonly limits: AgentLimits
   /** The runtime (and its environment) new agents start on; `setRuntime` replaces it. */
   private current: SelectedRuntimeRef
@@ -242,11 +246,7 @@ export class Broker {
    * (status-delivery.ts): an agent that went idle while the Hub was away reports nothing more.
    */
   private async deliverKeptReports() {
-    if (!this.tunnel.connected) return
-    for (const a of this.registry.all()) {
-      const env = {SVC_HUB_ENDPOINT: this.opts.hubUrl, SVC_AGENT_ID: a.agentId, SVC_AUTH_TOKEN_FILE: agentTokenFile(agentHome(this.opts.stateDir, a.agentId))}
-      await deliverKept(env).catch((err) => this.opts.logger.warn({agentId: a.agentId, err: (err as Error).message}, 'delivering kept status reports failed'))
-    }
+    if (this.tunnel.connected) await this.courier(this.registry.all().map((a) => a.agentId))
   }
 
   private agent(agentId: unknown) {

@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import type {SessionUsage} from './harnesses/types.js'
-import {deliver, deliverKept} from './status-delivery.js'
+import {deliver, deliverKept, keptReportsCourier, type PostReport} from './status-delivery.js'
 
 const usage = (sessionId: string, modelCalls: number): SessionUsage => ({sessionId, inputTokens: 10 * modelCalls, outputTokens: modelCalls, modelCalls})
 
@@ -138,5 +138,31 @@ describe('status delivery: reports the Hub did not take are kept, then delivered
     await deliver(env, {activity: 'thinking'})
     expect(hub.bodies).toEqual([{activity: 'thinking', heartbeat: true}])
     expect(existsSync(kept())).toBe(false)
+  })
+
+  it("the broker's courier makes one pass at a time: a tick during a slow pass starts no second one", async () => {
+    // Two agents with kept reports; the Hub is slow to answer the first.
+    const envOf = (id: string) => ({...env, SVC_AGENT_ID: id, SVC_AUTH_TOKEN_FILE: join(dir, id, 'agent-token')})
+    hub.answer(503)
+    for (const id of ['a1', 'a2']) {
+      mkdirSync(join(dir, id))
+      await deliver(envOf(id), {activity: 'idle', detail: id})
+    }
+    let release = () => {}
+    const posted: unknown[] = []
+    const slow: PostReport = async (_e, r) => {
+      posted.push(r)
+      if (posted.length === 1) await new Promise<void>((resolve) => (release = resolve))
+      return 200
+    }
+    const courier = keptReportsCourier(envOf, (_id, err) => {
+      throw err
+    }, slow)
+    const first = courier(['a1', 'a2'])
+    await courier(['a1', 'a2']) // returns at once: the first pass is still out
+    expect(posted).toEqual([{activity: 'idle', detail: 'a1'}])
+    release()
+    await first
+    expect(posted).toEqual([{activity: 'idle', detail: 'a1'}, {activity: 'idle', detail: 'a2'}])
   })
 })

@@ -173,3 +173,20 @@ export async function deliverKept(env: NodeJS.ProcessEnv, post: PostReport = pos
   const kept = file ? takeKept(file) : null
   if (kept) await sendInOrder(env, file, reportsOf(kept), post)
 }
+
+/**
+ * The broker's courier: `deliverKept` for each of its agents, one pass at a time (against a Hub
+ * that does not answer, each agent's try takes the POST's timeout; passes must not pile up).
+ */
+export function keptReportsCourier(envOf: (agentId: string) => NodeJS.ProcessEnv, onError: (agentId: string, err: Error) => void, post: PostReport = postReport) {
+  let busy = false
+  return async (agentIds: string[]): Promise<void> => {
+    if (busy) return
+    busy = true
+    try {
+      for (const id of agentIds) await deliverKept(envOf(id), post).catch((err) => onError(id, err as Error))
+    } finally {
+      busy = false
+    }
+  }
+}
