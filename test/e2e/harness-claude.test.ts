@@ -140,7 +140,8 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
     const [hook] = deliveries
     expect(hook.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', WEBHOOK_SECRET).update(hook.raw).digest('hex')}`)
     expect(JSON.parse(hook.raw)).toMatchObject({event: 'waiting_for_input', agent: {id: agent.id, name: 'fix', activity: 'waiting_for_input'}})
-    expect(pane()).toMatch(/Do you want to proceed\?/)
+    // The hook reports before the dialog is drawn: answer it once it is on the screen.
+    await waitFor(() => /Do you want to proceed\?/.test(pane()), 60_000, 'the permission dialog on the screen')
     const keys = await svc(['keys', 'fix', 'Enter', '--json'])
     expect(keys.code, keys.stderr + keys.stdout).toBe(0)
 
@@ -173,6 +174,7 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
     // The same conversation: the first task is in its history.
     expect(userText(next.body)).toContain('write hello into hello.txt')
     await agentUntil((a) => a.activity === 'idle' && a.turns === 2, 'idle after the second turn')
-    expect(pane()).toMatch(/Second turn done/)
+    // Stop can run before the answer is drawn on a loaded machine.
+    await waitFor(() => /Second turn done/.test(pane()), 60_000, 'the answer on the screen')
   })
 })

@@ -197,6 +197,8 @@ describe('container CLI runtime against a stand-in CLI and real tmux', () => {
     await runCommand('tmux', ['kill-session', '-t', '=svc'], {env})
     await expect(rt.attach(h, {cols: 80, rows: 24})).rejects.toThrow(/attaching to svc-a1 failed \(the image must provide tmux\): tmux: can't find session/)
     await runCommand('tmux', ['kill-server'], {env})
+    // kill-server returns before the server has gone: an attach meanwhile still reaches it.
+    await until('the tmux server gone', async () => /no server running|error connecting/.test((await runCommand('tmux', ['ls'], {env})).stderr.toString()))
     await expect(rt.attach(h, {cols: 80, rows: 24})).rejects.toThrow(/attaching to svc-a1 failed .*(no sessions|no server running|error connecting)/)
   })
 })
