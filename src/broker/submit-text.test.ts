@@ -31,12 +31,12 @@ describe('submitText on a real tmux pane', () => {
     await rm(dir, {recursive: true, force: true})
   })
 
-  /** Starts the program busy for `busyMs` once "ready>" shows; resolves its handle and its output file. */
-  async function busyTui(busyMs: number, mode = ''): Promise<{h: RuntimeHandle; out: string}> {
+  /** Starts the program busy for `busyMs` once "ready>" shows, each draw taking `drawMs`; resolves its handle and its output file. */
+  async function busyTui(busyMs: number, mode = '', drawMs = 0): Promise<{h: RuntimeHandle; out: string}> {
     n += 1
     const out = join(dir, `submitted-${n}.jsonl`)
     const agentId = `submit-${n}-${process.pid}`
-    const h = await rt.start({agentId, name: `s${n}`, projectId: 'p1', command: [process.execPath, TUI, out, String(busyMs), mode], env: {SVC_AGENT_ID: agentId}, resources: DEFAULT_RESOURCES})
+    const h = await rt.start({agentId, name: `s${n}`, projectId: 'p1', command: [process.execPath, TUI, out, String(busyMs), String(drawMs), mode], env: {SVC_AGENT_ID: agentId}, resources: DEFAULT_RESOURCES})
     const deadline = Date.now() + 20_000
     while (!(await rt.capture(h)).includes('ready>')) {
       if (Date.now() > deadline) throw new Error(`the program never showed "ready>":\n${await rt.capture(h)}`)
@@ -54,6 +54,15 @@ describe('submitText on a real tmux pane', () => {
     const deadline = Date.now() + 20_000
     while (submitted(out).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     expect(submitted(out), await rt.capture(h)).toEqual(['fix the failing test'])
+  })
+
+  it('waits longer for a program slow to draw: its paste guard goes down only after another slow draw', async () => {
+    // Each draw takes 1 s: the guard is up until ~2 s after the paste, long after a fixed settle.
+    const {h, out} = await busyTui(0, '', 1000)
+    await submitText(rt, h, 'slow to draw')
+    const deadline = Date.now() + 20_000
+    while (submitted(out).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(submitted(out), await rt.capture(h)).toEqual(['slow to draw'])
   })
 
   it('a paste the program never draws still gets its Enter, once the wait for the screen is over', async () => {

@@ -6,7 +6,10 @@
  * the Enter is not enough: a harness starved of CPU (a loaded machine, `nice`, a resumed session
  * still drawing its history) reads both from its terminal in one go, and the message sits unsent
  * in its input box. So the Enter waits until the terminal shows the paste was taken in, then a
- * short settle for the harness's own paste timer.
+ * settle for the harness's own paste guard: 300 ms, plus twice the time the harness took to
+ * show the paste. Gemini's guard goes down only after a timer, another render and its effect;
+ * a harness slow to draw now is slow to do that too (seen in CI: a fixed 300 ms after the paste
+ * showed still lost the message).
  */
 import type {Runtime, RuntimeHandle} from './runtime.js'
 
@@ -15,7 +18,7 @@ export interface SubmitTiming {
   landedMs: number
   /** How often the screen is looked at while waiting. */
   pollMs: number
-  /** Pause after the paste shows (or, without a screen to look at, after the paste). */
+  /** Pause after the paste shows (or, without a screen to look at, after the paste), before the time it took to show is added twice. */
   settleMs: number
 }
 
@@ -27,11 +30,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 export async function submitText(runtime: Runtime, handle: RuntimeHandle, text: string, opts: {noEnter?: boolean} = {}, timing: SubmitTiming = SUBMIT_TIMING): Promise<void> {
   const watch = text !== '' && !opts.noEnter && runtime.capture !== undefined
   const before = watch ? await screen(runtime, handle) : undefined
+  const pastedAt = Date.now()
   await runtime.paste(handle, text, {noEnter: true})
   if (opts.noEnter) return
   if (text !== '') {
-    if (before !== undefined) await screenChanged(runtime, handle, before, timing)
-    await sleep(timing.settleMs)
+    const shownAt = before === undefined ? null : await screenChanged(runtime, handle, before, timing)
+    // A paste never shown (a program that does not echo it) adds nothing: the wait was long enough.
+    await sleep(timing.settleMs + (shownAt === null ? 0 : Math.min(2 * (shownAt - pastedAt), timing.landedMs)))
   }
   await runtime.sendKeys(handle, {key: 'Enter'})
 }
@@ -41,11 +46,14 @@ async function screen(runtime: Runtime, handle: RuntimeHandle): Promise<string |
   return runtime.capture!(handle).catch(() => undefined)
 }
 
-async function screenChanged(runtime: Runtime, handle: RuntimeHandle, before: string, timing: SubmitTiming): Promise<void> {
+/** Resolves the time the screen differed from `before`; null when it did not within the wait (or cannot be read). */
+async function screenChanged(runtime: Runtime, handle: RuntimeHandle, before: string, timing: SubmitTiming): Promise<number | null> {
   const deadline = Date.now() + timing.landedMs
   while (Date.now() < deadline) {
     const now = await screen(runtime, handle)
-    if (now === undefined || now !== before) return
+    if (now === undefined) return null
+    if (now !== before) return Date.now()
     await sleep(timing.pollMs)
   }
+  return null
 }

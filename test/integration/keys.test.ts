@@ -186,6 +186,8 @@ describeEachDialect('keys', (dialect) => {
     expect(m.body.error.code).toBe('message_mode_closed')
     // Earlier tests left stray keys (x...) on the prompt line: clear it first.
     hub.tmux('send-keys', '-t', `=svc-${mine.id}:`, 'C-c')
+    // Typing before bash has drawn its fresh prompt can lose the first key to its SIGINT handling.
+    await waitFor(() => pane(mine.id).trimEnd().split('\n').at(-1)!.trim() === '$', 10_000, 'a fresh prompt after C-c')
     const k = await keys(top(mine.id), owner.token, {keys: 'echo keys-while-closed\r'})
     expect(k.status).toBe(200)
     await waitFor(() => /^keys-while-closed$/m.test(pane(mine.id)), 10_000, 'keys while closed').catch((e) => {
