@@ -151,9 +151,12 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
     // Exactly one delivery for the one time the agent needed its person.
     expect(deliveries).toHaveLength(1)
     // The session's usage, from the hook's Stop report: three model calls of the scripted usage.
+    // It rides with idle, or follows it in a report of its own when Claude Code writes its
+    // transcript late (hook-entry.ts): wait for it rather than read it with idle.
     const u = model.usage
-    expect(idle.usage).toMatchObject({modelCalls: 3, inputTokens: 3 * u.input_tokens, outputTokens: 3 * u.output_tokens, cacheReadTokens: 3 * u.cache_read_input_tokens, cacheWriteTokens: 3 * u.cache_creation_input_tokens})
-    expect(idle.usage.costUsd).toBeGreaterThan(0)
+    const {usage} = await agentUntil((a) => (a.usage?.modelCalls ?? 0) >= 3, "the turn's usage at the Hub")
+    expect(usage).toMatchObject({modelCalls: 3, inputTokens: 3 * u.input_tokens, outputTokens: 3 * u.output_tokens, cacheReadTokens: 3 * u.cache_read_input_tokens, cacheWriteTokens: 3 * u.cache_creation_input_tokens})
+    expect(usage.costUsd).toBeGreaterThan(0)
     const shown = await svc(['agent', 'get', 'fix'])
     expect(shown.code, shown.stderr).toBe(0)
     expect(shown.stdout.match(/^Turns:/gm)).toEqual(['Turns:'])
