@@ -5,9 +5,8 @@
  * long-running agent's hooks never go unauthenticated (the agent reads SVC_AUTH_TOKEN_FILE).
  */
 import {readFileSync, statSync, writeFileSync} from 'node:fs'
-import {request as httpRequest} from 'node:http'
-import {request as httpsRequest} from 'node:https'
 import {agentHome, agentTokenFile} from './agent-launch.js'
+import {hubPost} from './hub-post.js'
 
 /** Refresh a token this old (agent tokens live 24 h and may be refreshed in their last 12 h). */
 const REFRESH_AFTER_MS = 13 * 60 * 60 * 1000
@@ -77,25 +76,13 @@ export class AgentLimits {
   }
 }
 
-function refreshToken(hubUrl: string, agentId: string, token: string): Promise<string> {
+async function refreshToken(hubUrl: string, agentId: string, token: string): Promise<string> {
   const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/token/refresh`, hubUrl)
-  return new Promise((resolve, reject) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest
-    const req = send(url, {method: 'POST', headers: {authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': 2}, timeout: 30_000}, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8')
-        if (res.statusCode !== 200) return reject(new Error(`the Hub answered ${res.statusCode}: ${body.slice(0, 200)}`))
-        try {
-          resolve(String((JSON.parse(body) as {token: string}).token))
-        } catch {
-          reject(new Error('the Hub answered something that is not a token'))
-        }
-      })
-    })
-    req.on('timeout', () => req.destroy(new Error('timed out')))
-    req.on('error', reject)
-    req.end('{}')
-  })
+  const res = await hubPost(url, token, '{}', 30_000)
+  if (res.status !== 200) throw new Error(`the Hub answered ${res.status}: ${res.body.slice(0, 200)}`)
+  try {
+    return String((JSON.parse(res.body) as {token: string}).token)
+  } catch {
+    throw new Error('the Hub answered something that is not a token')
+  }
 }

@@ -10,10 +10,8 @@
  * person). A 4xx (token revoked, agent gone) is final: nothing is kept.
  */
 import {readFileSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
-import {request} from 'node:http'
-import {request as httpsRequest} from 'node:https'
 import {dirname, join} from 'node:path'
-import {agentToken} from '../cli/credentials.js'
+import {agentToken, hubPost} from './hub-post.js'
 import type {HookReport, SessionUsage} from './harnesses/types.js'
 
 const POST_TIMEOUT_MS = 3000
@@ -41,26 +39,19 @@ export type PostReport = (env: NodeJS.ProcessEnv, report: HookReport) => Promise
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
 
 /** POSTs one report; resolves what became of it. */
-export function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<Answer> {
+export async function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<Answer> {
   const endpoint = env.SVC_HUB_ENDPOINT
   const agentId = env.SVC_AGENT_ID
   const token = agentToken(env)
-  if (!endpoint || !agentId || !token) return Promise.resolve(null)
+  if (!endpoint || !agentId || !token) return null
   const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/status`, endpoint)
-  const body = JSON.stringify({...report, heartbeat: true})
-  return new Promise((resolve) => {
-    const send = url.protocol === 'https:' ? httpsRequest : request
-    const req = send(url, {method: 'POST', headers: {'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}`}, timeout: POST_TIMEOUT_MS}, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? null))
-    })
-    req.on('timeout', () => req.destroy(new Error('timed out')))
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      process.stderr.write(`svc hook: status report failed: ${err.message}\n`)
-      resolve(err.code && NOT_SENT.has(err.code) ? null : 'unanswered')
-    })
-    req.end(body)
-  })
+  try {
+    return (await hubPost(url, token, JSON.stringify({...report, heartbeat: true}), POST_TIMEOUT_MS)).status
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    process.stderr.write(`svc hook: status report failed: ${(err as Error).message}\n`)
+    return code && NOT_SENT.has(code) ? null : 'unanswered'
+  }
 }
 
 /** Where an agent's undelivered reports are kept: next to its token file. */

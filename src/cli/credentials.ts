@@ -1,5 +1,6 @@
 import {chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {dirname} from 'node:path'
+import {agentToken} from '../broker/hub-post.js'
 import {paths} from '../config/paths.js'
 
 export interface StoredSession {
@@ -52,22 +53,6 @@ export function devToken(env: NodeJS.ProcessEnv = process.env): string | null {
     }
   }
   return null
-}
-
-/**
- * An agent's token: the file its broker keeps fresh (`SVC_AUTH_TOKEN_FILE`, refreshed before the
- * token expires, so a long-running agent's hooks keep working), else `SVC_AUTH_TOKEN`.
- */
-export function agentToken(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.SVC_AUTH_TOKEN_FILE) {
-    try {
-      const t = readFileSync(env.SVC_AUTH_TOKEN_FILE, 'utf8').trim()
-      if (t) return t
-    } catch {
-      // not written yet or removed: the environment's token is the one the agent started with
-    }
-  }
-  return env.SVC_AUTH_TOKEN?.trim() || null
 }
 
 /**
