@@ -24,6 +24,7 @@ import {eventRoutes} from './server/routes/events.js'
 import {channelsOf, createNotifier} from './domain/events/notifications.js'
 import {delegationAdoptionRoutes} from './server/routes/delegation-adoption.js'
 import {createAdoptionService} from './domain/delegation/adoption-service.js'
+import {createWebSignIn} from './domain/auth/web-sign-in.js'
 import {webRoutes} from './server/routes/web.js'
 import {createSecretsService} from './domain/secrets/secrets-service.js'
 import {loadSecretsKey} from './domain/secrets/sealing.js'
@@ -195,11 +196,10 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     else await sweepStorageOrphans(store, blobs, logger, clock.now()).catch((err) => logger.warn({err}, 'the storage clean-up at start failed; continuing'))
     const artifacts = createArtifactsService({...deps, blobs, maxFileBytes: config.artifactMaxFileBytes})
     services.routePlugins.push(artifactRoutes(artifacts), artifactPageRoutes(artifacts))
-    // The web client; a workstation Hub with dev auth signs its loopback browser in as the dev user.
+    // The web client; a browser signs in with a one-time link of `svc web` (or OpenID Connect).
     services.routePlugins.push(
       webRoutes({
-        sessions: services.sessions,
-        devSignIn: devMode && bootstrap.mode === 'workstation',
+        webSignIn: createWebSignIn(deps, services.sessions),
         mode: bootstrap.mode,
         secureCookies: services.signIn.secureCookies,
         assets: async () => (await import('./server/web/assets.js')).loadWebAssets(),

@@ -5,7 +5,7 @@ import {iso} from '../shared/clock.js'
 import {hashSecret} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
 
-export type FlowKind = 'web' | 'cli_code' | 'device'
+export type FlowKind = 'web' | 'cli_code' | 'device' | 'web_link'
 
 export const loginExpired = (message = 'this sign-in expired or was already used; start again') => new AppError('login_expired', message)
 
