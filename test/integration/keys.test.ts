@@ -113,13 +113,26 @@ describeEachDialect('keys', (dialect) => {
     }
   })
 
-  it('agents: ScopeAgentLifecycle and the same project allowed, on both routes', async () => {
+  it('agents: ScopeAgentLifecycle, the same project and live attach authority (itself, its descendants) allowed, on both routes', async () => {
     const {token} = await hub.services.agentTokens.mint({id: peer.id, role: 'full'})
-    expect((await keys(top(mine.id), token)).status).toBe(200)
-    expect((await keys(scoped(mine.projectId, mine.id), token)).status).toBe(200)
-    expect((await keys(scoped('default', 'mine'), token)).status).toBe(200)
-    // Its own terminal too.
+    // Its own terminal.
     expect((await keys(top(peer.id), token)).status).toBe(200)
+    expect((await keys(scoped('default', 'peer'), token)).status).toBe(200)
+    // Its child (created with its credential) and grandchild.
+    const child = await hub.request('POST', '/api/v1/agents', {token, body: {name: 'peer-child', projectId: mine.projectId, harnessConfig: 'shell', role: 'full'}})
+    expect(child.status, JSON.stringify(child.body)).toBe(201)
+    const {token: childToken} = await hub.services.agentTokens.mint({id: child.body.agent.id, role: 'full'})
+    const grandchild = await hub.request('POST', '/api/v1/agents', {token: childToken, body: {name: 'peer-grandchild', projectId: mine.projectId, harnessConfig: 'shell'}})
+    expect(grandchild.status, JSON.stringify(grandchild.body)).toBe(201)
+    for (const url of [top(child.body.agent.id), scoped(mine.projectId, 'peer-child'), top(grandchild.body.agent.id), scoped('default', 'peer-grandchild')]) {
+      expect((await keys(url, token)).status, url).toBe(200)
+    }
+    // Another agent of its project (made by a person), and its own parent: 404, as if it did not exist.
+    for (const [url, t] of [[top(mine.id), token], [scoped(mine.projectId, mine.id), token], [scoped('default', 'mine'), token], [top(peer.id), childToken], [scoped('default', 'peer'), childToken]] as const) {
+      const r = await keys(url, t)
+      expect(r.status, url).toBe(404)
+      expect(r.body.error.code).toBe('not_found')
+    }
     // Same project, unknown target: 404 on both routes.
     expect((await keys(top('no-such-agent'), token)).status).toBe(404)
     expect((await keys(scoped('default', 'no-such-agent'), token)).status).toBe(404)

@@ -22,6 +22,9 @@ import {createLauncher, type SecretValues} from './launch.js'
 import type {SessionUsage} from '../../broker/harnesses/types.js'
 import {recordUsage} from './usage.js'
 import {releasingOnClose, type StreamGate} from './stream-slots.js'
+import {requireAttachReach} from './attach-reach.js'
+import type {AttachAction} from '../authz/attach-authority.js'
+import {maskingStream, maskPatterns, maskText} from './log-masking.js'
 
 /** The body of `POST /agents/:id/status` (a harness's hook adds `turnEnded` and `usage`). */
 export interface StatusReportInput {
@@ -58,7 +61,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   const walk = a.access.walk
   // Project and user secrets, decrypted by the secrets service (bound by the composition root).
   let secretValues: SecretValues = async () => ({})
-  const {templateFilesOf, archive, dispatch, halt, gatherSecrets} = createLauncher(deps, a, () => secretValues)
+  const {templateFilesOf, archive, dispatch, halt, gatherSecrets, secretValuesOf} = createLauncher(deps, a, () => secretValues)
 
   async function projectIdOf(idOrSlug: string): Promise<string> {
     const p = (await store.projects.get(idOrSlug)) ?? (await store.projects.getBySlug(idOrSlug))
@@ -66,10 +69,12 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     return p.id
   }
 
-  async function load(ctx: CallContext, ref: string, permission: Parameters<AgentAccess['checkAgent']>[2], projectRef?: string): Promise<AgentRecord> {
+  /** The agent, authorized; with `reach`, an agent caller must reach it (attach-reach.ts) or gets 404. */
+  async function load(ctx: CallContext, ref: string, permission: Parameters<AgentAccess['checkAgent']>[2], projectRef?: string, reach?: AttachAction): Promise<AgentRecord> {
     const projectId = projectRef ? await projectIdOf(projectRef) : undefined
     const agent = await a.access.resolve(ref, projectId)
     if (!agent) throw notFound('agent')
+    if (reach) await requireAttachReach(store, ctx, agent, reach)
     await a.access.checkAgent(ctx, agent, permission)
     return agent
   }
@@ -299,25 +304,28 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       return a.tokens.refresh(ref, current)
     },
 
-    /** Archived output, or the live output from the broker while the agent runs. */
+    /** Archived output, or the live output from the broker while the agent runs; its secrets masked. */
     async logs(ctx: CallContext, ref: string, projectRef?: string): Promise<string> {
-      const agent = await load(ctx, ref, 'agent.read', projectRef)
+      const agent = await load(ctx, ref, 'agent.read', projectRef, 'logs')
+      let text: string
       if (agent.brokerId && agent.runtimeRef && agent.phase === 'running' && a.gateway.isConnected(agent.brokerId)) {
         const res = await a.gateway.request<{log: string}>(agent.brokerId, 'agent.logs', {agentId: agent.id}, 30_000)
-        return Buffer.from(res.log, 'base64').toString('utf8')
-      }
-      return (await store.agents.logArchive(agent.id)) ?? ''
+        text = Buffer.from(res.log, 'base64').toString('utf8')
+      } else text = (await store.agents.logArchive(agent.id)) ?? ''
+      return maskText(text, maskPatterns(await secretValuesOf(agent)))
     },
 
     /** A live stream from the agent's broker: `agent.logs.follow` or `agent.attach`. */
     async openStream(ctx: CallContext, ref: string, kind: 'logs' | 'attach', params: Record<string, unknown>, projectRef?: string, gate?: StreamGate): Promise<TunnelStream> {
-      const agent = await load(ctx, ref, kind === 'attach' ? 'agent.attach' : 'agent.read', projectRef)
+      const agent = await load(ctx, ref, kind === 'attach' ? 'agent.attach' : 'agent.read', projectRef, kind)
+      // Followed logs are masked like the text (an attach is a terminal its user types into).
+      const patterns = kind === 'logs' ? maskPatterns(await secretValuesOf(agent)) : []
       if (agent.phase !== 'running' || !agent.runtimeRef) throw new AppError('conflict', `agent ${agent.name} is not running (phase ${agent.phase})`)
       if (!agent.brokerId || !a.gateway.isConnected(agent.brokerId)) throw new AppError('broker_unavailable', `the broker of agent ${agent.name} is not connected`)
       // The slot is taken before the broker opens anything (an attach is a terminal client there).
       const release = gate?.(ctx, agent.id) ?? (() => {})
       try {
-        return releasingOnClose(await a.gateway.openStream(agent.brokerId, kind === 'attach' ? 'agent.attach' : 'agent.logs.follow', {agentId: agent.id, ...params}), release)
+        return releasingOnClose(maskingStream(await a.gateway.openStream(agent.brokerId, kind === 'attach' ? 'agent.attach' : 'agent.logs.follow', {agentId: agent.id, ...params}), patterns), release)
       } catch (err) {
         release()
         throw err

@@ -11,6 +11,7 @@ import {BUILTIN_HARNESS_CONFIGS, type HarnessConfigSetting} from './agent-settin
 import type {AgentServiceDeps} from './agents-service.js'
 import {missingNeeds, secretNeeds, type SecretNeed} from './harness-needs.js'
 import {cloneSource} from '../projects/clone-url.js'
+import {maskPatterns, maskText, SECRET_NAME} from './log-masking.js'
 
 // Keep at most this much of an agent's output when it ends.
 const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
@@ -60,9 +61,46 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
     return out
   }
 
-  function archive(agentId: string, base64: string | undefined) {
-    if (!base64) return Promise.resolve()
+  // Secret values sent with each agent's start by this process: a secret rotated since stays masked.
+  const delivered = new Map<string, string[]>()
+
+  /** Values of a harness config's `env` that are secrets: a need's key, or a secret-like name. */
+  function configSecretEnv(cfg: HarnessConfigSetting | undefined, needs: SecretNeed[]): string[] {
+    const keys = new Set(needs.map((n) => n.key))
+    return Object.entries(cfg?.env ?? {}).filter(([k, v]) => typeof v === 'string' && (keys.has(k) || SECRET_NAME.test(k))).map(([, v]) => v)
+  }
+
+  /**
+   * Every secret value the agent's harness was given or would be given now (its harness
+   * config's needs and secret env values, and what this process sent at its start), for
+   * masking its output (log-masking.ts).
+   */
+  async function secretValuesOf(agent: AgentRecord): Promise<string[]> {
+    const out = new Set(delivered.get(agent.id) ?? [])
+    const cfg = (await a.settings()).harnessConfigs[agent.harnessConfig]
+    if (!cfg) return [...out]
+    let needs: SecretNeed[] = []
+    try {
+      needs = secretNeeds(agent.harnessConfig, cfg)
+    } catch {
+      // A config broken since the start: its env values are still masked below.
+    }
+    for (const v of configSecretEnv(cfg, needs)) out.add(v)
+    if (needs.length) for (const v of Object.values(await secretValues()(agent.projectId, await ownerOf(deps, agent), needs.map((n) => n.key)))) out.add(v)
+    return [...out]
+  }
+
+  /** Keeps the agent's output, its secrets masked (a failed look-up keeps it as is: serving masks again). */
+  async function archive(agentId: string, base64: string | undefined) {
+    if (!base64) return
     let text = Buffer.from(base64, 'base64').toString('utf8')
+    const agent = await store.agents.get(agentId)
+    if (agent) {
+      text = await secretValuesOf(agent).then(
+        (values) => maskText(text, maskPatterns(values)),
+        (err) => (deps.logger.warn({agentId, err: (err as Error).message}, 'reading secrets to mask an archived log failed'), text),
+      )
+    }
     if (text.length > MAX_ARCHIVE_BYTES) text = text.slice(-MAX_ARCHIVE_BYTES)
     return store.agents.putLogArchive(agentId, text, now())
   }
@@ -106,6 +144,7 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
       const settings = await a.settings()
       const configured = settings.harnessConfigs[agent.harnessConfig]
       const {needs, values} = configured ? await gatherSecrets(agent, agent.harnessConfig, configured) : {needs: [], values: {}}
+      delivered.set(agent.id, [...Object.values(values), ...configSecretEnv(configured, needs)])
       const {token} = await a.tokens.mint(agent)
       // The built-in `shell` is the broker's own (with its prompt); every other config is sent as
       // the Hub has it, so a broker that does not know a built-in name still runs it.
@@ -180,7 +219,7 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
     await archive(agent.id, res?.log)
   }
 
-  return {templateFilesOf, archive, dispatch, halt, gatherSecrets}
+  return {templateFilesOf, archive, dispatch, halt, gatherSecrets, secretValuesOf}
 }
 
 /**

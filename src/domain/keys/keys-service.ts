@@ -5,6 +5,7 @@ import type {CallContext} from '../authz/context.js'
 import {decideProject} from '../authz/decide.js'
 import type {ProjectRole} from '../authz/permissions.js'
 import {ownsAgent, type AgentAccess} from '../agents/access.js'
+import {requireAttachReach} from '../agents/attach-reach.js'
 import {SCOPE} from '../agents/scopes.js'
 import type {BrokerGateway} from '../brokers/gateway.js'
 import {iso} from '../shared/clock.js'
@@ -28,8 +29,12 @@ export function createKeysService(deps: Deps, k: {access: AgentAccess; gateway: 
   const denied = (why: string) => new AppError('keys_denied', `not allowed to send keys: ${why}`)
   const hasLifecycle = (ctx: CallContext) => ctx.scopes?.has(SCOPE.lifecycle) === true
 
-  /** An agent's live attach authority: `agent.attach` along its delegation chain, checked now. */
+  /**
+   * An agent's live attach authority: the target is itself or one of its descendants (any other
+   * agent answers 404, as if it did not exist), then `agent.attach` along its delegation chain.
+   */
   async function attachAuthority(ctx: CallContext, agent: AgentRecord): Promise<AgentRecord> {
+    await requireAttachReach(store, ctx, agent, 'keys')
     await k.access.walk.require(ctx, 'agent.attach', {code: 'keys_denied', message: 'not allowed to send keys: the agent holds no live attach authority'})
     return agent
   }

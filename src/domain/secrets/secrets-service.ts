@@ -22,11 +22,12 @@ const KEY_RE = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/
 /**
  * Project and user secrets (`/api/v1/projects/:id/secrets`). Values are encrypted at rest and
  * never returned by the API (list shows keys, scope, writer and time only); agents receive them
- * at dispatch. Users: project scope needs `project.update` (owners, admins), user scope any
- * reader of the project. Agents: their own project only, holding `project.secret_read` (list)
- * or `secret.use` (write, delete) along their delegation chain; while `agent_secrets.user_scope_only`
- * is on, an agent's project-scope write (an empty scope counts as project) is 403
- * `secret_scope_restricted`; an agent's user-scope secret belongs to the user who created it.
+ * at dispatch. Users: listing needs `project.secret_read` (owners, admins), writing project
+ * scope `project.update` (owners, admins), user scope any reader of the project. Agents: their
+ * own project only, holding `project.secret_read` (list) or `secret.use` (write, delete) along
+ * their delegation chain; while `agent_secrets.user_scope_only` is on, an agent's project-scope
+ * write (an empty scope counts as project) is 403 `secret_scope_restricted`; an agent's
+ * user-scope secret belongs to the user who created it.
  */
 export function createSecretsService(deps: Deps, o: {key: () => Buffer; userScopeOnly: () => boolean}) {
   const {store} = deps
@@ -49,7 +50,9 @@ export function createSecretsService(deps: Deps, o: {key: () => Buffer; userScop
     if (p.kind !== 'user') throw new AppError('forbidden', 'only users and agents manage project secrets')
     const role = (await store.projects.roleOf(project.id, p.id)) as ProjectRole | null
     const canSee = decideProject(ctx, project.id, role, 'project.read').allowed
-    const permission = write === 'project' ? 'project.update' : 'project.read'
+    // Listing names every project secret: `project.secret_read` (owners, admins; a token must
+    // carry it). Writing project scope needs `project.update`; the caller's own user scope, read access.
+    const permission = write === null ? 'project.secret_read' : write === 'project' ? 'project.update' : 'project.read'
     enforce(decideProject(ctx, project.id, role, permission), {canSee, what: 'project', permission})
     return {project, userId: p.id}
   }
