@@ -70,7 +70,7 @@ export const ERROR_CODES = {
   push_failed: {status: 502, description: 'Push: git could not push (network, credentials: git never prompts); `details.output` has git\'s report.'},
 
   // Settings
-  validation_failed: {status: 400, description: 'A settings save has invalid values; `details.sections` lists each problem under its section (`{<section>: [{key, message}]}`). Nothing was written.'},
+  validation_failed: {status: 400, description: 'A settings save has invalid values; `details.sections` lists each problem under its section (`{<section>: [{key, message}]}`). Nothing was written. Status 422 when the problem is a notification channel whose URL is on a loopback, link-local or private address and the channel does not set `allow_private: true`.'},
   revision_conflict: {status: 409, description: 'A settings section changed since it was loaded (the `revisions` sent are stale); nothing was written. Load the settings again and retry.'},
   legacy_server_yaml: {status: 409, description: 'The settings file has no `server` block while the deprecated `~/.svc/server.yaml` is in effect, and the save would create the block; move that file\'s keys first.'},
   layer0_rejected: {status: 422, description: 'Hosted Hub: a bootstrap (Layer-0) field differs from what GET returns; `details.keys` names them. Change the deployment configuration instead.'},
@@ -102,7 +102,7 @@ export const ERROR_CODES = {
   invalid_topic: {status: 422, description: 'Broker ingress: the topic is not `agent.<agentId>` or `project.<projectId>`.'},
   cross_project_keys_unsupported: {status: 422, description: 'An agent sent keys to an agent of another project.'},
   keys_denied: {status: 403, description: 'The caller may not send keys to this agent (keys are authorized like attach, not by message permission).'},
-  agent_not_running: {status: 409, description: 'The agent is stopped or suspended; keys never wake, start or queue an agent.'},
+  agent_not_running: {status: 409, description: 'The agent is stopped or suspended; keys never wake, start or queue an agent. Also a status report sent with an agent\'s credential for an agent that is not live (phase other than `running`, `provisioning` or `cloning`): a session the Hub does not hold cannot set its agent running again. Nothing was stored.'},
   terminal_not_ready: {status: 409, description: 'The agent runs but its terminal is not ready for input.'},
   keys_unavailable: {status: 503, description: 'The keys could not be dispatched (the agent\'s broker is not connected); nothing was sent, so they may be sent again.'},
   keys_outcome_unknown: {status: 502, description: 'The keys may have arrived (the broker failed, dropped or timed out after the send; 504 on a timeout); check before sending again.'},

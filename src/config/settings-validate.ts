@@ -100,7 +100,9 @@ export function validateSettingsText(file: string, text: string, schema: SchemaN
             problem('error', [...path, req], node, parent, `expected ${expectedOf(s.fields[req])}, found nothing (the key is required)`)
           }
         }
-        return out
+        const broken = s.check?.(out) ?? []
+        for (const b of broken) problem('error', [...path, b.key], node, parent, b.message)
+        return broken.length ? undefined : out
       }
       case 'map': {
         if (!isMap(node)) return wrong()

@@ -71,7 +71,7 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
     const hooksUrl = `http://127.0.0.1:${(hooks.address() as {port: number}).port}/hook`
     writeFileSync(
       join(home, '.svc', 'settings.yaml'),
-      `schema_version: "1"\nserver:\n  notification_channels:\n    - type: webhook\n      url: ${hooksUrl}\n      events: [waiting_for_input]\n      secret: ${WEBHOOK_SECRET}\n` +
+      `schema_version: "1"\nserver:\n  notification_channels:\n    - type: webhook\n      url: ${hooksUrl}\n      allow_private: true\n      events: [waiting_for_input]\n      secret: ${WEBHOOK_SECRET}\n` +
         `harness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n`,
     )
     git('init', '-q', '-b', 'main')

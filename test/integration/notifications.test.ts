@@ -55,7 +55,7 @@ describeEachDialect('notification channels (webhooks)', (dialect) => {
   it('POSTs the signed event once; a 500 is retried with the same body; admin status counts it', async () => {
     const rx = await receiver([500])
     try {
-      expect((await setChannels(hub, [{type: 'webhook', url: rx.url, secret: 'sh-secret'}])).status).toBe(200)
+      expect((await setChannels(hub, [{type: 'webhook', url: rx.url, secret: 'sh-secret', allow_private: true}])).status).toBe(200)
       const a = await create('hook-one')
       await report(a.id, {activity: 'waiting_for_input', detail: 'Allow Bash: npm publish?'})
       await waitFor(() => rx.got.length >= 2, 15_000, 'a retry after the 500')
@@ -86,7 +86,7 @@ describeEachDialect('notification channels (webhooks)', (dialect) => {
   it('a channel that keeps failing shows in admin status with its error; no signature without a secret', async () => {
     const rx = await receiver([503, 503, 503, 503, 503, 503])
     try {
-      await setChannels(hub, [{type: 'webhook', url: rx.url, events: ['completed']}])
+      await setChannels(hub, [{type: 'webhook', url: rx.url, events: ['completed'], allow_private: true}])
       const a = await create('hook-fail')
       await report(a.id, {activity: 'completed', detail: 'done'})
       await waitFor(() => rx.got.length >= 1, 15_000, 'the first attempt')
@@ -122,7 +122,7 @@ describe.skipIf(!(await pgAvailable()))('notification channels across replicas [
   it('delivers each event exactly once', async () => {
     const rx = await receiver()
     try {
-      await setChannels(hub, [{type: 'webhook', url: rx.url}])
+      await setChannels(hub, [{type: 'webhook', url: rx.url, allow_private: true}])
       // The other replica follows the settings change before the event.
       await waitFor(() => ((other.services.settings!.resolved() as any).server?.notification_channels ?? []).length === 1, 10_000, 'replica settings')
       const r = await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name: 'hook-once', harnessConfig: 'shell'}})

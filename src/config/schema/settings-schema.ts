@@ -1,5 +1,6 @@
 import {BUILTIN_HARNESS_TYPES} from '../../api/harness-types.js'
 import {NOTIFY_STATES} from '../../api/notify-states.js'
+import {channelTargetProblem} from '../../api/webhook-targets.js'
 import {SERVER_KEYS, type KeySpec} from '../schema.js'
 import {any, bool, DURATION, float, int, list, map, obj, str, type LeafNode, type ObjectNode, type SchemaNode} from './types.js'
 
@@ -49,8 +50,12 @@ function serverSection(): ObjectNode {
         events: list('Agent states that trigger a POST (activities and phases); default `waiting_for_input`, `idle`, `completed`, `error`, `limits_exceeded`.', str('A state.', {oneOf: NOTIFY_STATES})),
         projects: list('Only agents of these projects (IDs); default every project.', str('A project ID.')),
         secret: str('Key of the `X-Svc-Signature: sha256=<hex HMAC-SHA256 of the body>` header; no header without it.'),
+        allow_private: bool('Allow a URL on a loopback, link-local or private address (`127.0.0.1`, `localhost`, `10.x`, `192.168.x`, `169.254.x`, `fc00::/7`, ...), or a name that resolves to one; refused without it, when saved and when sent.', {default: false}),
       },
-      {required: ['type', 'url'], materialize: false},
+      {required: ['type', 'url'], materialize: false, check: (c) => {
+        const problem = channelTargetProblem(c)
+        return problem ? [{key: 'url', message: problem}] : []
+      }},
     ),
   )
   root.fields.federation = obj('Trust of external identity providers (Layer-1 section `federation`).', {}, {open: true, materialize: false})

@@ -35,6 +35,11 @@ export interface ObjectNode extends Base {
   open?: boolean
   /** Materialise the defaults of this object's fields when the object is absent (default true). */
   materialize?: boolean
+  /**
+   * A rule across fields, run on the object's valid fields: each problem (`key` relative to the
+   * object) is an error, and the object is left out like any invalid value.
+   */
+  check?: (value: Record<string, unknown>) => Array<{key: string; message: string}>
 }
 
 export interface MapNode extends Base {

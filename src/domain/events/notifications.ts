@@ -5,6 +5,7 @@ import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
 import {agentEventOf, type AgentFeed} from './agent-feed.js'
 import {postJson, signatureOf} from './webhook-post.js'
+import {checkLiteral, guardedLookup, PrivateTargetError, systemResolver, type Resolver} from './webhook-guard.js'
 
 /** A channel of `server.notification_channels` (validated by the settings schema). */
 export interface NotificationChannel {
@@ -13,6 +14,8 @@ export interface NotificationChannel {
   events?: string[]
   projects?: string[]
   secret?: string
+  /** Deliver to loopback, link-local and private addresses too (refused by default). */
+  allow_private?: boolean
 }
 
 export interface NotifierOptions {
@@ -24,6 +27,8 @@ export interface NotifierOptions {
   retryForMs?: number
   /** How often due deliveries are looked for (default 500 ms). */
   tickMs?: number
+  /** How target names are resolved (default the system resolver). */
+  resolve?: Resolver
 }
 
 /** The webhook channels of a settings tree (`server.notification_channels`; the schema checked them). */
@@ -33,8 +38,12 @@ export function channelsOf(tree: unknown): NotificationChannel[] {
   return list.filter((c): c is NotificationChannel => !!c && typeof c === 'object' && (c as {type?: unknown}).type === 'webhook' && typeof (c as {url?: unknown}).url === 'string')
 }
 
-/** A channel's identity in the outbox: its URL and what it listens to, never its secret. */
-export const channelKey = (c: NotificationChannel) => createHash('sha256').update(JSON.stringify([c.url, c.events ?? null, c.projects ?? null])).digest('hex').slice(0, 16)
+/**
+ * A channel's identity in the outbox: its URL, what it listens to and whether it may reach
+ * private addresses, never its secret. A delivery queued before `allow_private` changed is thus
+ * sent under the rule it was queued with, or failed as of a removed channel.
+ */
+export const channelKey = (c: NotificationChannel) => createHash('sha256').update(JSON.stringify([c.url, c.events ?? null, c.projects ?? null, ...(c.allow_private === true ? [true] : [])])).digest('hex').slice(0, 16)
 
 /** Retry delay after `attempts` failed tries: 1 s, 2 s, 4 s ... at most 1 min. */
 export const backoffMs = (attempts: number) => Math.min(1000 * 2 ** Math.max(0, attempts - 1), 60_000)
@@ -69,7 +78,9 @@ export function textOf(event: string, agent: {id: string; name: string; detail: 
  * (event, channel), so the rows of all replicas collapse into one. Any replica's worker then
  * claims due rows with a conditional update: a delivery is sent by exactly one replica at a time,
  * retried with backoff until `retryForMs` has passed, then marked failed (admin status shows it).
- * Nothing here runs on the status report's path.
+ * Nothing here runs on the status report's path. A target on a loopback, link-local or private
+ * address is refused at every send unless its channel sets `allow_private` (a failed attempt,
+ * retried like any other: the resolver's answer may change).
  */
 export function createNotifier(deps: Deps, feed: AgentFeed, o: NotifierOptions) {
   const {store, logger} = deps
@@ -115,8 +126,13 @@ export function createNotifier(deps: Deps, feed: AgentFeed, o: NotifierOptions) 
     const headers: Record<string, string> = {'x-svc-event': d.event, 'x-svc-delivery': d.id}
     if (channel.secret) headers['x-svc-signature'] = signatureOf(channel.secret, d.body)
     let error: string
+    let refused = false
     try {
-      const res = await postJson(d.url, d.body, headers)
+      // Checked at every send, not only when saved: the settings may predate the rule, and a
+      // name may resolve elsewhere now (webhook-guard.ts pins the connection to what it checked).
+      const allowPrivate = channel.allow_private === true
+      checkLiteral(d.url, allowPrivate)
+      const res = await postJson(d.url, d.body, headers, 10_000, guardedLookup(allowPrivate, o.resolve ?? systemResolver))
       if (res.status >= 200 && res.status < 300) {
         await store.agentEvents.finish(d.id, {status: 'delivered', error: null}, iso(new Date(now())))
         return
@@ -124,10 +140,12 @@ export function createNotifier(deps: Deps, feed: AgentFeed, o: NotifierOptions) 
       error = `HTTP ${res.status}${res.text ? `: ${res.text.slice(0, 200)}` : ''}`
     } catch (err) {
       error = (err as Error).message
+      // A refused target is the channel's settings, not a passing failure: no retries.
+      if (err instanceof PrivateTargetError) refused = true
     }
     const after = now()
     const next = after + backoffMs(d.attempts)
-    const giveUp = next - Date.parse(d.createdAt) > retryForMs
+    const giveUp = refused || next - Date.parse(d.createdAt) > retryForMs
     if (giveUp) logger.warn({delivery: d.id, url: d.url, attempts: d.attempts, error}, 'webhook delivery failed for good')
     await store.agentEvents.finish(d.id, giveUp ? {status: 'failed', error} : {status: 'pending', error, nextAttemptAt: iso(new Date(next))}, iso(new Date(after)))
   }

@@ -2,6 +2,7 @@ import {stringify} from 'yaml'
 import {AppError} from '../../api/app-error.js'
 import {validateSettingsText} from '../../config/settings-validate.js'
 import {checkAssign, NO_CLOUD_IAM, type CloudIdentityPolicy} from './cloud-identity.js'
+import {refusePrivateChannels} from '../events/webhook-guard.js'
 import {sectionOf, unflatten, type Tree} from './keys.js'
 
 export const CLOUD_IDENTITY_MODES = ['Block', 'Passthrough', 'Assign'] as const
@@ -39,6 +40,8 @@ export function validateSections(next: Record<string, Tree>, cloud: CloudIdentit
       throw new AppError('invalid_cloud_identity_mode', `default_cloud_identity_mode: expected one of ${CLOUD_IDENTITY_MODES.join(', ')}, found ${JSON.stringify(mode)}`, {key: 'default_cloud_identity_mode', value: mode, allowed: [...CLOUD_IDENTITY_MODES]})
     }
     checkAssign(flat, cloud)
+    // 422 before the other checks, like the two above (CONTRACT "Isolation": webhook targets).
+    refusePrivateChannels(flat['server.notification_channels'])
   }
   const issues: Record<string, SectionIssue[]> = {}
   const add = (section: string, key: string, message: string) => (issues[section] ??= []).push({key, message})
