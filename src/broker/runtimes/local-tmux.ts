@@ -9,6 +9,8 @@ import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {AgentSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
 import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, worktreeGitPaths, writeSvcShim} from '../sandbox/host.js'
+import {resumeEgress} from '../sandbox/egress.js'
+import {prepareIsolation, releaseIsolation, type IsolationSettings} from '../sandbox/isolation.js'
 import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand} from './run-command.js'
@@ -49,6 +51,13 @@ export interface LocalTmuxOptions {
   nice?: number
   /** bwrap executable; default `bwrap` from PATH. */
   bwrap?: string
+  /**
+   * With the sandbox: the agent's network (`isolated`: its own namespace reaching only its
+   * allowed destinations, sandbox/egress-plan.ts; `host`, the class default: the host's), whether
+   * a root broker runs it as an unprivileged uid in a user namespace (`required`, the class
+   * default), the extra `host:port` pairs it may reach, and the runtime's settings name.
+   */
+  isolation?: Partial<IsolationSettings>
 }
 
 const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
@@ -91,7 +100,17 @@ export class LocalTmuxRuntime implements Runtime {
     if (await this.sessionExists(session)) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
     // Private: the env files hold the agent's token until its shell has read them.
     await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
-    const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: niceCommand(spec.command, this.opts.nice ?? 0), env: spec.env}
+    try {
+      const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: niceCommand(spec.command, this.opts.nice ?? 0), env: spec.env}
+      return await this.startSession(spec, session, sandbox, launch, handle)
+    } catch (err) {
+      // The broker's side of the agent's network, opened by sandboxed(), goes with the start.
+      await releaseIsolation(this.sandboxDir(session))
+      throw err
+    }
+  }
+
+  private async startSession(spec: AgentSpec, session: string, sandbox: string, launch: {command: string[]; env: Record<string, string>}, handle: RuntimeHandle): Promise<RuntimeHandle> {
     const logFile = this.logFile(session)
     const envFile = this.envFile(session)
     await writeFile(logFile, '', {mode: 0o600})
@@ -141,16 +160,22 @@ export class LocalTmuxRuntime implements Runtime {
     const shim = writeSvcShim(binDir)
     const git = spec.workdir ? worktreeGitPaths(spec.workdir) : {readable: [], writable: []}
     const {system, masked} = hostSystemPaths()
+    // Network and uid: fixed here, from the env the broker built from records and from settings.
+    const iso = await prepareIsolation(
+      {network: 'host', userNamespace: 'required', egressAllow: [], runtimeName: 'local', ...this.opts.isolation},
+      {bwrap: bwrap!, dir: this.sandboxDir(session), home, env: spec.env, command: spec.command, path: this.env.PATH, brokerUid: process.getuid?.() ?? -1},
+    )
     const args = bwrapArgs({
       workdir: spec.workdir,
       home,
       writable: [...(spec.writablePaths ?? []), ...git.writable],
-      readable: [...(spec.readablePaths ?? []), ...git.readable, ...shim.readable, ...executableReadable(spec.command[0])],
+      readable: [...(spec.readablePaths ?? []), ...git.readable, ...shim.readable, ...executableReadable(spec.command[0]), ...iso.readable],
       system,
       masked,
+      ...iso.policy,
     })
-    const env = sandboxEnv({hostEnv: this.env, passthrough: this.opts.envPassthrough ?? [], agentEnv: spec.env, home, binDir})
-    return {command: [bwrap!, ...args, '--', ...niceCommand(spec.command, this.opts.nice ?? 0)], env}
+    const env = sandboxEnv({hostEnv: this.env, passthrough: this.opts.envPassthrough ?? [], agentEnv: {...spec.env, ...iso.env}, home, binDir})
+    return {command: [bwrap!, ...args, '--', ...iso.prefix, ...niceCommand(spec.command, this.opts.nice ?? 0)], env}
   }
 
   async stop(handle: RuntimeHandle): Promise<void> {
@@ -160,10 +185,26 @@ export class LocalTmuxRuntime implements Runtime {
     await rm(this.logFile(session), {force: true})
     // Normally already gone (the loader deletes it); not when the command never ran.
     await rm(this.envFile(session), {force: true})
+    await releaseIsolation(this.sandboxDir(session))
   }
 
   async isRunning(handle: RuntimeHandle): Promise<boolean> {
-    return (await this.paneState(this.ref(handle))) === 'alive'
+    const alive = (await this.paneState(this.ref(handle))) === 'alive'
+    if (alive) await this.keepNetwork(handle.ref)
+    return alive
+  }
+
+  /**
+   * An agent found running that has an isolated network gets its broker-side sockets again when
+   * this process does not serve them (the broker restarted while its agents ran on in tmux).
+   */
+  private async keepNetwork(session: string): Promise<void> {
+    await resumeEgress(join(this.sandboxDir(session), 'net')).catch(() => {})
+  }
+
+  /** The agent's sandbox directory (Unix sockets of its network, its passwd): bound read-only inside. */
+  private sandboxDir(session: string): string {
+    return join(this.opts.stateDir, 'sb', session)
   }
 
   /** One `list-panes -a` for all the handles; no tmux server means none runs. */
@@ -180,7 +221,9 @@ export class LocalTmuxRuntime implements Runtime {
       const cut = line.lastIndexOf(' ')
       if (cut > 0 && !dead.has(line.slice(0, cut))) dead.set(line.slice(0, cut), line.slice(cut + 1) !== '0')
     }
-    return sessions.map((s) => dead.get(s) === false)
+    const alive = sessions.map((s) => dead.get(s) === false)
+    for (const [i, s] of sessions.entries()) if (alive[i]) await this.keepNetwork(s)
+    return alive
   }
 
   async terminalReady(handle: RuntimeHandle): Promise<boolean> {

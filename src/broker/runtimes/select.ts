@@ -10,6 +10,11 @@ import {DockerRuntime} from './docker.js'
 import {KubernetesRuntime} from './kubernetes.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {PodmanRuntime} from './podman.js'
+import {parseHostPort} from '../sandbox/egress-plan.js'
+import type {IsolationSettings} from '../sandbox/isolation.js'
+
+/** `runtimes.<name>.network` when unset (see docs/runtimes.md). */
+export const DEFAULT_NETWORK = 'isolated'
 
 /** One entry of settings `runtimes` (spec field names; `local` is this project's addition). */
 export interface RuntimeSettings {
@@ -28,6 +33,12 @@ export interface RuntimeSettings {
   nice?: number
   /** docker, podman: image of harness configs that name none (default: the `svc image build` base image). */
   image?: string
+  /** local with a sandbox: `isolated` (own network namespace, only allowed destinations) or `host`. */
+  network?: string
+  /** local with a sandbox, broker running as root: `required` (agents run as an unprivileged uid in a user namespace) or `off`. */
+  user_namespace?: string
+  /** local with an isolated network: more `host:port` pairs agents may reach. */
+  egress_allow?: string[]
 }
 
 /** One entry of settings `profiles`. */
@@ -66,7 +77,7 @@ export const RUNTIME_TYPES = ['local', 'docker', 'podman', 'kubernetes'] as cons
 export function createRuntime(name: string, cfg: RuntimeSettings, opts: RuntimeFactoryOptions): Runtime {
   switch (cfg.type) {
     case 'local':
-      return new LocalTmuxRuntime({stateDir: opts.stateDir, env: opts.env, tmux: opts.bins?.tmux, sandbox: sandboxOf(name, cfg), envPassthrough: passthroughOf(name, cfg), nice: niceOf(name, cfg), bwrap: opts.bins?.bwrap})
+      return new LocalTmuxRuntime({stateDir: opts.stateDir, env: opts.env, tmux: opts.bins?.tmux, sandbox: sandboxOf(name, cfg), envPassthrough: passthroughOf(name, cfg), nice: niceOf(name, cfg), bwrap: opts.bins?.bwrap, isolation: isolationOf(name, cfg)})
     case 'docker':
       return new DockerRuntime({host: cfg.host, env: opts.env, bin: opts.bins?.docker, defaultImage: cfg.image, stateDir: opts.stateDir})
     case 'podman':
@@ -84,6 +95,18 @@ function sandboxOf(name: string, cfg: RuntimeSettings): 'bubblewrap' | 'none' {
   const v = cfg.sandbox ?? 'bubblewrap'
   if (v !== 'bubblewrap' && v !== 'none') throw new Error(`runtime ${JSON.stringify(name)}: \`sandbox\` must be bubblewrap or none, not ${JSON.stringify(v)}`)
   return v
+}
+
+/** Network, uid and egress of a sandboxed local runtime (docs/runtimes.md, "What an agent can reach"). */
+function isolationOf(name: string, cfg: RuntimeSettings): IsolationSettings {
+  const network = cfg.network ?? DEFAULT_NETWORK
+  if (network !== 'isolated' && network !== 'host') throw new Error(`runtime ${JSON.stringify(name)}: \`network\` must be isolated or host, not ${JSON.stringify(network)}`)
+  const userNamespace = cfg.user_namespace ?? 'required'
+  if (userNamespace !== 'required' && userNamespace !== 'off') throw new Error(`runtime ${JSON.stringify(name)}: \`user_namespace\` must be required or off, not ${JSON.stringify(userNamespace)}`)
+  const egressAllow = cfg.egress_allow ?? []
+  if (!Array.isArray(egressAllow)) throw new Error(`runtime ${JSON.stringify(name)}: \`egress_allow\` must be a list of host:port`)
+  for (const e of egressAllow) parseHostPort(String(e))
+  return {network, userNamespace, egressAllow: egressAllow.map(String), runtimeName: name}
 }
 
 /** Default 10: on a workstation running many agents, the Hub, hooks and the user's programs go first. */

@@ -57,6 +57,21 @@ describe('sandbox policy -> bwrap argv', () => {
     ])
   })
 
+  it('an isolated network is its own namespace; a uid runs in a user namespace; overlays hide system files', () => {
+    const args = bwrapArgs({...base, network: 'isolated', uid: 1000, overlays: [{source: '/state/sb/s/passwd', dest: '/etc/passwd'}]})
+    expect(args).toContain('--unshare-net')
+    expect(args.join(' ')).toContain('--unshare-user --uid 1000 --gid 1000')
+    // Over /etc (a system path), before the agent's own paths.
+    expect(mounts(args).slice(3, 5)).toEqual([
+      ['--ro-bind', '/dev/null', '/etc/shadow'],
+      ['--ro-bind', '/state/sb/s/passwd', '/etc/passwd'],
+    ])
+    expect(args.join(' ')).toContain('--cap-drop ALL')
+    expect(bwrapArgs({...base, network: 'host'})).not.toContain('--unshare-net')
+    expect(bwrapArgs(base)).not.toContain('--unshare-user')
+    expect(() => bwrapArgs({...base, uid: 0})).toThrow(/uid 0 must be/)
+  })
+
   it('refuses relative paths and ".."', () => {
     expect(() => bwrapArgs({...base, readable: ['relative']})).toThrow(/readable path "relative" must be an absolute path/)
     expect(() => bwrapArgs({...base, writable: ['/a/../root']})).toThrow(/writable path/)

@@ -9,9 +9,11 @@
  * `.git` parts a worktree commits into) read-write and the readable ones (the svc program its
  * hooks run) read-only, all at their host paths. Nothing else of the host's file system exists
  * inside: not the Hub's or the user's ~/.svc, not other agents' worktrees or homes, not the
- * tmux socket. The network is shared (the agent reaches the Hub and its model API). Every
- * capability is dropped: the broker may run as root, and root with CAP_SYS_ADMIN could mount
- * its way out; bwrap also sets no_new_privs, so no setuid program gives them back.
+ * tmux socket. With `network: 'isolated'` it has its own network namespace (only `lo`): what
+ * it may reach is forwarded in by the broker (egress-plan.ts, egress.ts). With `uid` it runs as
+ * that uid in a user namespace (a broker running as root: the agent is not root even inside).
+ * Every capability is dropped: the broker may run as root, and root with CAP_SYS_ADMIN could
+ * mount its way out; bwrap also sets no_new_privs, so no setuid program gives them back.
  */
 
 /** A top-level system path of the host: a directory bound read-only, or a symlink recreated (merged /usr). */
@@ -32,6 +34,12 @@ export interface SandboxPolicy {
   system: SystemPath[]
   /** Files hidden behind an empty one (e.g. /etc/shadow when the broker runs as root). */
   masked: string[]
+  /** Files bound read-only over system files (`/etc/passwd` naming the sandbox uid). */
+  overlays?: Array<{source: string; dest: string}>
+  /** `isolated`: own network namespace, only `lo`; `host` (default): the host's network. */
+  network?: 'host' | 'isolated'
+  /** Run as this uid and gid in a new user namespace; absent: bwrap's default (the broker's uid). */
+  uid?: number
 }
 
 /** Top-level host paths bound read-only when present. /var, /run, /root, /home, /srv, /mnt and /tmp are not. */
@@ -62,6 +70,11 @@ export function bwrapArgs(p: SandboxPolicy): string[] {
     checkPath(m, 'masked file')
     args.push('--ro-bind', '/dev/null', m)
   }
+  for (const o of p.overlays ?? []) {
+    checkPath(o.source, 'overlay source')
+    checkPath(o.dest, 'overlay')
+    args.push('--ro-bind', o.source, o.dest)
+  }
   args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp')
   const mounts = new Map<string, 'ro' | 'rw'>()
   for (const r of p.readable) mounts.set(r, 'ro')
@@ -72,7 +85,13 @@ export function bwrapArgs(p: SandboxPolicy): string[] {
     if (mode === 'ro') args.push('--ro-bind-try', path, path)
     else args.push('--bind', path, path)
   }
-  args.push('--chdir', p.workdir ?? p.home, '--unshare-pid', '--unshare-ipc', '--die-with-parent', '--cap-drop', 'ALL')
+  args.push('--chdir', p.workdir ?? p.home, '--unshare-pid', '--unshare-ipc')
+  if (p.network === 'isolated') args.push('--unshare-net')
+  if (p.uid !== undefined) {
+    if (!Number.isInteger(p.uid) || p.uid < 1 || p.uid > 65533) throw new Error(`sandbox uid ${p.uid} must be a whole number from 1 to 65533`)
+    args.push('--unshare-user', '--uid', String(p.uid), '--gid', String(p.uid))
+  }
+  args.push('--die-with-parent', '--cap-drop', 'ALL')
   return args
 }
 

@@ -174,6 +174,9 @@ export const SETTINGS_SCHEMA: ObjectNode = withOtherServerKeys(obj(
       nice: int('local: how far agents yield the CPU (0-19, as `nice`): under load the Hub, harness hooks and your own programs go first; 0 gives agents equal priority.', {default: 10, min: 0, max: 19}),
       env_passthrough: list('local with a sandbox: broker environment variables that reach agents (by default none does, but PATH and LANG).', str('A variable name.'), {default: []}),
       image: str('docker, podman: image of agents whose harness configuration names none (default: the base image of `svc image build`).'),
+      network: str('local with a sandbox: `isolated` gives each agent its own network namespace reaching only the Hub, the model endpoints of its harness config and `egress_allow` (docs/runtimes.md); `host` shares the host\'s network, loopback included.', {oneOf: ['isolated', 'host'], default: 'isolated'}),
+      user_namespace: str('local with a sandbox, broker running as root: `required` runs agents as uid 1000 in a user namespace (a host refusing user namespaces refuses the start); `off` runs them as root without capabilities.', {oneOf: ['required', 'off'], default: 'required'}),
+      egress_allow: list('local with an isolated network: more `host:port` pairs agents may reach (for example `registry.npmjs.org:443`), through the proxy of their sandbox.', str('A host:port pair.'), {default: []}),
     })),
     harness_configs: map('Harness configurations.', 'config', obj(`A harness configuration. Its \`harness\` is required, except in a config named after a built-in harness (${BUILTIN_HARNESS_TYPES.map((t) => `\`${t}\``).join(', ')}), which is of that type unless it says otherwise.`, harnessFields(), {required: ['harness'], impliedByName: {field: 'harness', names: BUILTIN_HARNESS_TYPES}})),
     profiles: map('Profiles: a runtime and the defaults that go with it.', 'profile', obj('A profile.', {

@@ -1,0 +1,96 @@
+import {describe, expect, it} from 'vitest'
+import {allowedDestinations, egressEnv, egressPlan, harnessOf, identityFile, launcherScript, parseHostPort} from './egress-plan.js'
+
+describe('what an isolated agent may reach', () => {
+  const env = {
+    SVC_HUB_ENDPOINT: 'http://127.0.0.1:9810',
+    ANTHROPIC_BASE_URL: 'http://localhost:4000/v1',
+    OPENAI_BASE_URL: 'https://llm.example.com',
+    AZURE_OPENAI_ENDPOINT: 'https://az.example.net:8443/',
+    SOME_URL: 'http://127.0.0.1:5432',
+    NOT_A_URL_BASE_URL: 'nonsense',
+    SVC_AUTH_TOKEN: 'svc_agt_x',
+  }
+
+  it('the Hub, every *_BASE_URL and *_ENDPOINT, the harness API hosts and settings; nothing else named in env', () => {
+    const got = allowedDestinations({env, command: ['/usr/bin/node', '/opt/lib/node_modules/@openai/codex/bin/codex.js'], extra: ['registry.npmjs.org:443']})
+    expect(got.map((d) => `${d.host}:${d.port} ${d.why}`)).toEqual([
+      'llm.example.com:443 OPENAI_BASE_URL', // sorted by variable name: ANTHROPIC..., AZURE..., OPENAI..., SVC_HUB...
+      'localhost:4000 ANTHROPIC_BASE_URL',
+      'az.example.net:8443 AZURE_OPENAI_ENDPOINT',
+      '127.0.0.1:9810 SVC_HUB_ENDPOINT',
+      'api.openai.com:443 codex API',
+      'auth.openai.com:443 codex API',
+      'chatgpt.com:443 codex API',
+      'registry.npmjs.org:443 egress_allow',
+    ].sort((a, b) => order(a) - order(b)))
+  })
+
+  it('a shell agent gets only the Hub (no harness API hosts)', () => {
+    expect(allowedDestinations({env: {SVC_HUB_ENDPOINT: 'http://127.0.0.1:9810'}, command: ['/bin/bash', '-i'], extra: []})).toEqual([{host: '127.0.0.1', port: 9810, why: 'SVC_HUB_ENDPOINT'}])
+  })
+
+  it('knows the harness from its executable or the script node runs', () => {
+    expect(harnessOf(['/root/.local/bin/claude'])).toBe('claude')
+    expect(harnessOf(['/usr/bin/node', '/x/gemini-cli/dist/gemini.js'])).toBe('gemini')
+    expect(harnessOf(['/usr/local/bin/opencode', 'run'])).toBe('opencode')
+    expect(harnessOf(['/usr/bin/node', '--no-warnings=DEP0040', '/usr/local/bin/codex', '--yolo'])).toBe('codex')
+    expect(harnessOf(['/bin/sh', '-c', 'claude'])).toBeUndefined()
+  })
+
+  it('settings entries are host:port', () => {
+    expect(parseHostPort('Registry.NPMjs.org:443')).toEqual({host: 'registry.npmjs.org', port: 443})
+    expect(parseHostPort('[::1]:8080')).toEqual({host: '::1', port: 8080})
+    for (const bad of ['registry.npmjs.org', 'https://x:443', 'x:0', 'x:70000', 'a b:1']) expect(() => parseHostPort(bad)).toThrow(/must be host:port/)
+  })
+})
+
+// The expected list above is written in the order allowedDestinations produces it.
+const order = (line: string) => ['ANTHROPIC_BASE_URL', 'AZURE_OPENAI_ENDPOINT', 'OPENAI_BASE_URL', 'SVC_HUB_ENDPOINT', 'api.openai', 'auth.openai', 'chatgpt', 'egress_allow'].findIndex((k) => line.includes(k))
+
+describe('how it is reached inside', () => {
+  const dests = [
+    {host: '127.0.0.1', port: 9810, why: 'SVC_HUB_ENDPOINT'},
+    {host: 'localhost', port: 4000, why: 'ANTHROPIC_BASE_URL'},
+    {host: 'api.anthropic.com', port: 443, why: 'claude API'},
+    {host: 'registry.npmjs.org', port: 443, why: 'egress_allow'},
+  ]
+
+  it('loopback destinations at the same address and port (localhost at both families), the rest through one proxy', () => {
+    const plan = egressPlan(dests, '/s/sb/svc-a/net')
+    expect(plan.loopback).toEqual([
+      {address: '127.0.0.1', port: 9810, socket: '/s/sb/svc-a/net/l0.sock'},
+      {address: '127.0.0.1', port: 4000, socket: '/s/sb/svc-a/net/l1.sock'},
+      {address: '::1', port: 4000, socket: '/s/sb/svc-a/net/l2.sock'},
+    ])
+    expect(plan.proxy).toEqual({address: '127.0.0.1', port: 3128, socket: '/s/sb/svc-a/net/proxy.sock', allow: ['api.anthropic.com:443', 'registry.npmjs.org:443']})
+    expect(egressEnv(plan)).toMatchObject({HTTPS_PROXY: 'http://127.0.0.1:3128', http_proxy: 'http://127.0.0.1:3128', NO_PROXY: 'localhost,127.0.0.1,::1'})
+  })
+
+  it('no proxy (and no proxy variables) when everything is on loopback; the proxy port avoids a loopback one', () => {
+    const only = egressPlan([dests[0]], '/n')
+    expect(only.proxy).toBeUndefined()
+    expect(egressEnv(only)).toEqual({})
+    expect(egressPlan([{host: '127.0.0.1', port: 3128, why: 'x'}, dests[2]], '/n').proxy?.port).toBe(3129)
+  })
+
+  it('a loopback port below 1024 is refused, naming the setting', () => {
+    expect(() => egressPlan([{host: 'localhost', port: 80, why: 'OPENAI_BASE_URL'}], '/n', 'mine')).toThrow(/OPENAI_BASE_URL names localhost:80: .*runtimes\.mine\.network: host/)
+  })
+
+  it('the launcher starts one socat per listener, waits for each to listen, then runs the harness', () => {
+    const script = launcherScript(egressPlan(dests, '/n'), '/usr/bin/socat')
+    expect(script).toContain(`setsid '/usr/bin/socat' 'TCP4-LISTEN:9810,bind=127.0.0.1,reuseaddr,fork' 'UNIX-CONNECT:/n/l0.sock'`)
+    expect(script).toContain(`'TCP6-LISTEN:4000,bind=[::1],reuseaddr,fork' 'UNIX-CONNECT:/n/l2.sock'`)
+    expect(script).toContain(`'TCP4-LISTEN:3128,bind=127.0.0.1,reuseaddr,fork' 'UNIX-CONNECT:/n/proxy.sock'`)
+    expect(script).toContain(`:2652 [0-9A-F]+:0000 0A' /proc/net/tcp `)
+    expect(script).toContain(`:0FA0 [0-9A-F]+:0000 0A' /proc/net/tcp6 `)
+    expect(script.trim().endsWith('exec "$@"')).toBe(true)
+  })
+
+  it('the agent uid has a passwd and group entry of its own, replacing a host user of that uid', () => {
+    const host = 'root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/bash\n'
+    expect(identityFile(host, 1000, 'passwd', '/s/homes/a')).toBe('root:x:0:0:root:/root:/bin/bash\nsvc-agent:x:1000:1000:svc agent:/s/homes/a:/bin/sh\n')
+    expect(identityFile('root:x:0:\n', 1000, 'group', '/h')).toBe('root:x:0:\nsvc-agent:x:1000:\n')
+  })
+})
