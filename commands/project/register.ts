@@ -29,7 +29,7 @@ NAME defaults to the checkout's (or the current directory's) name and --remote t
 
   async execute() {
     const {args, flags} = await this.parse(ProjectRegister)
-    const {checkoutRoot, originUrl} = await import('../../src/broker/workspace/worktree.js')
+    const {checkoutRoot, originUrl} = await import('../../src/broker/workspace/repository.js')
     const {checkoutLink, hubOnThisMachine, linkNote} = await import('../../src/cli/checkout-link.js')
     const root = flags['no-link'] ? null : await orNull(checkoutRoot(process.cwd()))
     const origin = await orNull(originUrl(process.cwd()))

@@ -5,7 +5,7 @@ import {fileURLToPath} from 'node:url'
 import {afterAll, describe, expect, it} from 'vitest'
 import {commitFile, makeRepos, sh} from '../../test/helpers/git-repos.js'
 import {launchAgent} from './agent-launch.js'
-import {writeTemplateFiles} from './broker.js'
+import {writeTemplateFiles} from './template-files.js'
 import type {AgentSpec, Runtime} from './runtime.js'
 
 const BIN = fileURLToPath(new URL('../../node_modules/.bin', import.meta.url))

@@ -14,9 +14,10 @@ import {harnessModule} from './harnesses/registry.js'
 import type {LaunchContext} from './harnesses/types.js'
 import type {Runtime, RuntimeHandle} from './runtime.js'
 import {selfCommand} from './self-command.js'
-import {executableReadable, findExecutable, nodeInterpreter, worktreeGitPaths} from './sandbox/host.js'
+import {executableReadable, findExecutable, nodeInterpreter} from './sandbox/host.js'
+import {isLegacyWorkspace, legacyRefusal, readRecord, repoMounts} from './workspace/agent-repo.js'
 import {WorkspaceRefusal} from './workspace/refusal.js'
-import {createWorkspace, reattachWorkspace, removeWorkspace, type WorkspaceRequest} from './workspace/worktree.js'
+import {agentRepoPaths, createWorkspace, reattachWorkspace, removeWorkspace, type WorkspaceRequest} from './workspace/repository.js'
 
 /** A refusal with a code the Hub passes on (`harness_not_installed`, the workspace codes, ...). */
 export class LaunchError extends Error {
@@ -120,18 +121,21 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
   // What this start made, removed again if it fails: a new workspace with its branch, or a
   // workspace put back on the agent's existing branch (which stays).
   let made: 'new' | 'reattached' | null = null
-  const path = agentWorkdir(d.stateDir, p.agentId)
+  const paths = agentRepoPaths(d.stateDir, p.agentId)
+  const path = paths.workdir
   try {
-    if (workspace && !existsSync(workspace.path)) {
+    // A worktree of the checkout (made by an older svc) would give the agent the checkout's refs.
+    if (workspace && isLegacyWorkspace(paths)) throw legacyRefusal(paths)
+    if (workspace && !existsSync(paths.workdir)) {
       // A restart whose directory vanished: back on its own branch, never a new one (a new one
       // would be refused, its branch existing, and the way out offered would delete the work).
-      workspace = await reattachWorkspace(p.workspace ?? {branch: workspace.branch}, workspace, path)
+      workspace = await reattachWorkspace(p.workspace ?? {branch: workspace.branch}, workspace, paths)
       made = 'reattached'
     } else if (!workspace) {
       // Left by a start the Hub never recorded (it gave up waiting): removed as any workspace
       // is, so a clone's unpushed commits are kept (kept-branches), never deleted.
-      if (p.workspace && existsSync(path)) await removeWorkspace({path, branch: p.workspace.branch, baseRef: '', baseCommit: ''})
-      workspace = p.workspace ? await createWorkspace(p.workspace, path) : null
+      if (p.workspace && (existsSync(path) || existsSync(paths.gitDir))) await removeWorkspace(paths, {path, branch: p.workspace.branch, baseRef: '', baseCommit: ''})
+      workspace = p.workspace ? await createWorkspace(p.workspace, paths) : null
       if (workspace) made = 'new'
       else mkdirSync(path, {recursive: true})
     }
@@ -180,9 +184,11 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       command = [...launcher, ...resolved.command.slice(1)]
       if (task) command.push(...(resolved.taskFlag ? [resolved.taskFlag, task] : [task]))
     }
-    // Only the parts of the checkout's .git a commit writes (objects, refs, logs, this worktree's
-    // git dir) are writable; config and hooks stay read-only, so no hook is planted for the user.
-    const git = workspace ? worktreeGitPaths(workspace.path) : {readable: [], writable: []}
+    // The agent's own repository is writable, the checkout's objects it borrows are readable:
+    // both from the record svc wrote when the agent was made, never from the work tree's files.
+    const rec = workspace ? readRecord(paths) : null
+    if (workspace && !rec) throw new LaunchError('workspace_missing', `the agent's repository ${paths.gitDir} is missing on this broker`, {path: paths.gitDir})
+    const git = rec ? repoMounts(paths, rec) : {readable: [], writable: []}
     const handle = await d.runtime.start({
       agentId: p.agentId,
       name: p.name,
@@ -198,7 +204,8 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     })
     return {handle, workspace, pasteTask}
   } catch (err) {
-    if (made && workspace) await removeWorkspace(workspace, {removeBranch: made === 'new'}).catch(() => {})
+    if (made === 'new') await removeWorkspace(paths, workspace, {removeBranch: true}).catch(() => {})
+    else if (made === 'reattached') rmSync(paths.workdir, {recursive: true, force: true})
     if (!resume) rmSync(home, {recursive: true, force: true})
     throw err
   }

@@ -1,5 +1,5 @@
-import {mkdirSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
-import {dirname, join, resolve, sep} from 'node:path'
+import {mkdirSync, readdirSync, rmSync} from 'node:fs'
+import {join} from 'node:path'
 import type {Logger} from 'pino'
 import {BROKER_CAPABILITIES, type HelloEvent} from '../api/tunnel-protocol.js'
 import {AgentRegistry, type RunningAgent} from './agent-registry.js'
@@ -10,9 +10,10 @@ import {runningStates} from './liveness.js'
 import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import type {RuntimeSettings} from './runtimes/select.js'
-import {removeWorkspace} from './workspace/worktree.js'
+import {agentRepoPaths, removeWorkspace} from './workspace/repository.js'
 import {keptReportsCourier} from './status-delivery.js'
 import {submitText} from './submit-text.js'
+import {writeTemplateFiles} from './template-files.js'
 import {TunnelClient, type StreamIo} from './tunnel-client.js'
 
 export const BROKER_VERSION = '1'
@@ -62,20 +63,6 @@ class BrokerError extends Error {
   }
 }
 
-
-/**
- * Writes template files under `dir`. Paths were checked when the template was uploaded; they
- * are checked again here because the broker trusts nothing it did not verify itself.
- */
-export function writeTemplateFiles(dir: string, files: Array<{path: string; content: string}>): void {
-  const root = resolve(dir)
-  for (const f of files) {
-    const target = resolve(root, f.path)
-    if (!target.startsWith(root + sep) || f.path.split('/').includes('..')) throw new BrokerError('bad_template', `template path ${JSON.stringify(f.path)} leaves the workspace`)
-    mkdirSync(dirname(target), {recursive: true})
-    writeFileSync(target, Buffer.from(f.content, 'base64'))
-  }
-}
 
 /**
  * A runtime broker: runs agents on its runtime as the Hub commands through the tunnel, reports
@@ -301,8 +288,8 @@ export class Broker {
     await submitText(runtime, handle, text).catch((err) => this.opts.logger.warn({ref: handle.ref, err: (err as Error).message}, 'pasting the task failed'))
   }
 
-  /** Stops an agent's session; with `removeWorkspace`, also its worktree (the branch stays). */
-  private async stopAgent(agentId: string, removeWs: AgentWorkspace | null): Promise<{log?: string}> {
+  /** Stops an agent's session; with `removeWorkspace`, also its repository and work tree (the branch stays). */
+  private async stopAgent(agentId: string, removeWs: AgentWorkspace | null, checkout?: string | null): Promise<{log?: string}> {
     const a = this.registry.get(agentId)
     let log: string | undefined
     if (a) {
@@ -314,7 +301,7 @@ export class Broker {
       this.opts.telemetry?.('broker.agent.stopped', {'agent.id': a.agentId, runtime: a.handle.runtime})
     }
     if (removeWs) {
-      const kept = await removeWorkspace(removeWs).catch((err) => (this.opts.logger.warn({agentId, err: (err as Error).message}, 'removing the workspace failed'), null))
+      const kept = await removeWorkspace(agentRepoPaths(this.opts.stateDir, agentId), removeWs.branch ? removeWs : null, {checkout}).catch((err) => (this.opts.logger.warn({agentId, err: (err as Error).message}, 'removing the workspace failed'), null))
       // The one place a user learns where a deleted agent's unpushed work went.
       if (kept) this.opts.logger.warn({agentId, branch: removeWs.branch, kept}, `the agent's clone held unpushed commits: its repository is kept at ${kept} (git fetch ${kept} ${removeWs.branch})`)
       rmSync(agentHome(this.opts.stateDir, agentId), {recursive: true, force: true})
@@ -329,7 +316,7 @@ export class Broker {
         return this.startAgent(params as unknown as StartParams)
       case 'agent.stop':
         if (typeof params.agentId !== 'string') return {}
-        return this.stopAgent(params.agentId, (params.removeWorkspace as AgentWorkspace | undefined) ?? null)
+        return this.stopAgent(params.agentId, (params.removeWorkspace as AgentWorkspace | undefined) ?? null, typeof params.checkout === 'string' ? params.checkout : null)
       case 'agent.logs':
         this.agent(params.agentId)
         return {log: (await this.collectLog(params.agentId as string)) ?? ''}
@@ -353,7 +340,7 @@ export class Broker {
       case 'agent.diff':
       case 'agent.merge':
       case 'agent.push':
-        return handleWorkspaceRequest(method, params)
+        return handleWorkspaceRequest(this.opts.stateDir, method, params)
       default:
         throw new BrokerError('unsupported_method', `this broker does not support ${method}`)
     }

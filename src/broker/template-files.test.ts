@@ -2,7 +2,7 @@ import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {writeTemplateFiles} from './broker.js'
+import {writeTemplateFiles} from './template-files.js'
 
 describe('writeTemplateFiles', () => {
   const dirs: string[] = []
@@ -26,7 +26,7 @@ describe('writeTemplateFiles', () => {
   it('refuses a path that leaves the workspace', () => {
     const d = dir()
     for (const path of ['../escape', 'a/../../escape', '/etc/passwd']) {
-      expect(() => writeTemplateFiles(d, [{path, content: ''}]), path).toThrow(/leaves the workspace/)
+      expect(() => writeTemplateFiles(d, [{path, content: ''}]), path).toThrow(/leaves the workspace|relative path/)
     }
   })
 })

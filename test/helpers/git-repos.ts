@@ -2,6 +2,8 @@ import {execFileSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
+import {agentRepoPaths, type AgentRepoPaths} from '../../src/broker/workspace/agent-repo.js'
+import {createWorkspace} from '../../src/broker/workspace/repository.js'
 
 /** Runs git in `cwd` (tests only: the product runs git through src/broker/workspace/git.ts). */
 export function sh(cwd: string, ...args: string[]): string {
@@ -24,13 +26,23 @@ export function commitFile(dir: string, rel: string, content: string, message = 
 /** A binary file's bytes (NULs make git call it binary). */
 export const BINARY = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1, 2, 3, 0, 255, 254])
 
+export interface TestAgentWorkspace {
+  path: string
+  branch: string
+  baseRef: string
+  baseCommit: string
+  paths: AgentRepoPaths
+}
+
 export interface TestRepos {
   root: string
   checkout: string
   /** A bare repository the checkout has as `origin`. */
   remote: string
-  /** `git worktree add -b svc/<slug>` as the broker does at dispatch. */
-  addWorktree(slug: string): {path: string; branch: string; baseRef: string; baseCommit: string}
+  /** The broker's state directory of these tests' agents. */
+  stateDir: string
+  /** An agent's own repository on `svc/<slug>` (agent ID `slug`), made as the broker does at dispatch. */
+  addAgent(slug: string, at?: {stateDir: string; agentId: string}): Promise<TestAgentWorkspace>
   /** Every file of the checkout's working tree, its index and HEAD's ref: to compare before and after. */
   fingerprint(): string
   dispose(): void
@@ -73,11 +85,11 @@ export function makeRepos(): TestRepos {
     root,
     checkout,
     remote,
-    addWorktree(slug) {
-      const path = join(root, 'worktrees', slug)
-      const baseCommit = sh(checkout, 'rev-parse', 'HEAD')
-      sh(checkout, 'worktree', 'add', '-q', '-b', `svc/${slug}`, path, 'HEAD')
-      return {path, branch: `svc/${slug}`, baseRef: 'main', baseCommit}
+    stateDir: join(root, 'state'),
+    async addAgent(slug, at) {
+      const paths = agentRepoPaths(at?.stateDir ?? join(root, 'state'), at?.agentId ?? slug)
+      const ws = await createWorkspace({checkout, branch: `svc/${slug}`}, paths)
+      return {...ws!, paths}
     },
     fingerprint: () => [...walk(checkout), `index=${readFileSync(join(checkout, '.git/index')).toString('base64')}`, `HEAD=${sh(checkout, 'rev-parse', 'HEAD')}`, `status=${sh(checkout, 'status', '--porcelain')}`].join('\n'),
     dispose: () => rmSync(root, {recursive: true, force: true}),

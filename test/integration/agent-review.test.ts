@@ -23,8 +23,9 @@ describeEachDialect('agents: review and land work (diff, merge, push)', (dialect
     expect(r.status).toBe(201)
     projectId = r.body.agent.projectId
     if (opts.worktree === false) return (agents[name] = {id: r.body.agent.id, path: ''})
-    const ws = repos.addWorktree(name)
-    await hub.store.agents.update(r.body.agent.id, {workspace: ws}, iso(new Date()))
+    const ws = await repos.addAgent(name, {stateDir: hub.colocated!.broker.opts.stateDir, agentId: r.body.agent.id})
+    const {paths: _, ...workspace} = ws
+    await hub.store.agents.update(r.body.agent.id, {workspace}, iso(new Date()))
     return (agents[name] = {id: r.body.agent.id, path: ws.path})
   }
 

@@ -7,7 +7,7 @@
 import {existsSync, mkdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import type {AgentSpec} from '../runtime.js'
-import {findExecutable, worktreeGitPaths, writeSvcShim} from '../sandbox/host.js'
+import {findExecutable, writeSvcShim} from '../sandbox/host.js'
 import type {ContainerCli} from './container-cli.js'
 
 export interface Mount {
@@ -86,10 +86,9 @@ export function containerHostPlan(cli: ContainerCli, spec: AgentSpec, stateDir: 
   mkdirSync(home, {recursive: true, mode: 0o700})
   const binDir = join(stateDir, 'container-bin')
   const shim = writeSvcShim(binDir)
-  const git = spec.workdir ? worktreeGitPaths(spec.workdir) : {readable: [], writable: []}
   const mounts = new Map<string, boolean>()
-  for (const p of [...(spec.readablePaths ?? []), ...git.readable, ...shim.readable]) if (existsSync(p)) mounts.set(p, true)
-  for (const p of [...(spec.writablePaths ?? []), ...git.writable, ...(spec.workdir ? [spec.workdir] : []), home]) mounts.set(p, false)
+  for (const p of [...(spec.readablePaths ?? []), ...shim.readable]) if (existsSync(p)) mounts.set(p, true)
+  for (const p of [...(spec.writablePaths ?? []), ...(spec.workdir ? [spec.workdir] : []), home]) mounts.set(p, false)
   const flags = ['--network', 'host']
   if (cli === 'podman') {
     const lim = hardLimits()

@@ -8,7 +8,7 @@ import {randomUUID} from 'node:crypto'
 import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {AgentSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
-import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, worktreeGitPaths, writeSvcShim} from '../sandbox/host.js'
+import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, writeSvcShim} from '../sandbox/host.js'
 import {resumeEgress} from '../sandbox/egress.js'
 import {prepareIsolation, releaseIsolation, type IsolationSettings} from '../sandbox/isolation.js'
 import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
@@ -158,7 +158,6 @@ export class LocalTmuxRuntime implements Runtime {
     await mkdir(home, {recursive: true, mode: 0o700})
     const binDir = join(this.opts.stateDir, 'sandbox-bin')
     const shim = writeSvcShim(binDir)
-    const git = spec.workdir ? worktreeGitPaths(spec.workdir) : {readable: [], writable: []}
     const {system, masked} = hostSystemPaths()
     // Network and uid: fixed here, from the env the broker built from records and from settings.
     const iso = await prepareIsolation(
@@ -168,8 +167,8 @@ export class LocalTmuxRuntime implements Runtime {
     const args = bwrapArgs({
       workdir: spec.workdir,
       home,
-      writable: [...(spec.writablePaths ?? []), ...git.writable],
-      readable: [...(spec.readablePaths ?? []), ...git.readable, ...shim.readable, ...executableReadable(spec.command[0]), ...iso.readable],
+      writable: spec.writablePaths ?? [],
+      readable: [...(spec.readablePaths ?? []), ...shim.readable, ...executableReadable(spec.command[0]), ...iso.readable],
       system,
       masked,
       ...iso.policy,

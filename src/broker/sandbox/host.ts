@@ -1,6 +1,6 @@
 /**
  * Host facts the sandbox policy needs: which system paths exist (and which are merged-/usr
- * symlinks), the git paths a worktree commits into, whether bwrap runs, and the `svc` command
+ * symlinks), whether bwrap runs, and the `svc` command
  * an agent finds on its PATH.
  */
 import {accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, readSync, realpathSync, writeFileSync} from 'node:fs'
@@ -21,35 +21,6 @@ export function hostSystemPaths(root = '/'): {system: SystemPath[]; masked: stri
     }
   }
   return {system, masked: MASKED_FILES.filter((f) => existsSync(join(root, f)))}
-}
-
-/**
- * A linked worktree's `.git` is a file naming its git dir inside the checkout's `.git`; a
- * commit writes objects, refs and logs there and the worktree's own index and HEAD. Those are
- * writable; the rest of the checkout's `.git` (config, hooks, packed-refs) is only readable, so
- * an agent cannot plant a hook the user's next git command would run. A workdir whose `.git`
- * is a directory (a clone) needs nothing more. `logs` is created when missing: git would create
- * it on the first commit, and a read-only parent would make that commit fail.
- */
-export function worktreeGitPaths(workdir: string): {readable: string[]; writable: string[]} {
-  let text: string
-  try {
-    text = readFileSync(join(workdir, '.git'), 'utf8')
-  } catch {
-    return {readable: [], writable: []}
-  }
-  const m = /^gitdir:\s*(.+)\s*$/m.exec(text)
-  if (!m) return {readable: [], writable: []}
-  const gitDir = isAbsolute(m[1]) ? m[1] : resolve(workdir, m[1])
-  let common = gitDir
-  try {
-    common = resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())
-  } catch {
-    // No commondir: not a linked worktree's git dir; only that dir is needed.
-  }
-  if (common === gitDir) return {readable: [], writable: [gitDir]}
-  mkdirSync(join(common, 'logs'), {recursive: true})
-  return {readable: [common], writable: [join(common, 'objects'), join(common, 'refs'), join(common, 'logs'), gitDir]}
 }
 
 /** An executable on PATH, as an absolute path (so the sandbox's own PATH does not decide). */

@@ -1,5 +1,5 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {makeRepos, sh, write, type TestRepos} from '../../../test/helpers/git-repos.js'
+import {makeRepos, sh, write, type TestAgentWorkspace, type TestRepos} from '../../../test/helpers/git-repos.js'
 import {mergeWorkspace, type MergeRequest} from './merge.js'
 
 const who = {agent: {id: 'agent-1', name: 'alice'}, author: {name: 'alice', email: 'agent-1@svc'}, committer: {name: 'Dana Dev', email: 'dana@example.com'}}
@@ -8,11 +8,11 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
   let repos: TestRepos
   beforeEach(() => (repos = makeRepos()))
   afterEach(() => repos.dispose())
-  const req = (workspace: MergeRequest['workspace'], extra: Partial<MergeRequest> = {}): MergeRequest => ({workspace, checkout: repos.checkout, strategy: 'merge', ...who, ...extra})
+  const req = (workspace: TestAgentWorkspace, extra: Partial<MergeRequest> = {}): MergeRequest => ({paths: workspace.paths, workspace, strategy: 'merge', ...who, ...extra})
 
   /** Two modified files and one new one, partly committed by the agent, partly left uncommitted. */
-  function agentWork(slug: string) {
-    const ws = repos.addWorktree(slug)
+  async function agentWork(slug: string) {
+    const ws = await repos.addAgent(slug)
     write(ws.path, 'src/app.ts', 'export const a = 1\nexport const b = 2\nexport const c = 30\n')
     sh(ws.path, 'commit', '-qam', 'agent: c is 30')
     write(ws.path, 'README.md', '# demo\nby the agent\n')
@@ -21,7 +21,7 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
   }
 
   it('squash: one commit on main holding all three files, authored by the agent, committed by the user', async () => {
-    const ws = agentWork('sq')
+    const ws = await agentWork('sq')
     const res = await mergeWorkspace(req(ws, {strategy: 'squash', message: 'Land alice'}))
     expect(res).toMatchObject({merged: true, strategy: 'squash', baseRef: 'main', branch: 'svc/sq'})
     expect(res.files.sort()).toEqual(['README.md', 'src/added.ts', 'src/app.ts'])
@@ -30,15 +30,16 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
     // The checkout's files and index follow; nothing is left uncommitted there.
     expect(sh(repos.checkout, 'status', '--porcelain')).toBe('')
     expect(sh(repos.checkout, 'show', 'HEAD:src/added.ts')).toBe('export const added = 1')
-    // The agent's uncommitted work became a commit on its branch (agent author, user committer).
-    expect(sh(ws.path, 'log', '-1', '--format=%an|%cn|%s', 'svc/sq')).toBe('alice|Dana Dev|Work of agent alice left uncommitted')
-    expect(sh(ws.path, 'status', '--porcelain')).toBe('')
+    // The agent's uncommitted work became a commit on its branch in the checkout (agent author,
+    // user committer); the agent's own repository is left as it was.
+    expect(sh(repos.checkout, 'log', '-1', '--format=%an|%cn|%s', 'svc/sq')).toBe('alice|Dana Dev|Work of agent alice left uncommitted')
+    expect(sh(ws.path, 'status', '--porcelain')).not.toBe('')
     // Squashed, the branch is not an ancestor of main, but merging it again changes nothing.
     await expect(mergeWorkspace(req(ws))).rejects.toMatchObject({code: 'nothing_to_merge'})
   })
 
   it('merge: a merge commit with the base and the agent branch as parents, even when a fast-forward was possible', async () => {
-    const ws = agentWork('mg')
+    const ws = await agentWork('mg')
     const res = await mergeWorkspace(req(ws))
     const branchTip = sh(repos.checkout, 'rev-parse', 'svc/mg')
     expect(sh(repos.checkout, 'log', '-1', '--format=%P|%an|%cn|%s', 'main')).toBe(`${ws.baseCommit} ${branchTip}|Dana Dev|Dana Dev|Merge branch 'svc/mg' of agent alice`)
@@ -47,7 +48,7 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
   })
 
   it('a base that moved on (another merge) still merges, keeping both', async () => {
-    const ws = agentWork('later')
+    const ws = await agentWork('later')
     write(repos.checkout, 'docs/other.md', 'from someone else\n')
     sh(repos.checkout, 'add', '-A')
     sh(repos.checkout, 'commit', '-qm', 'other work')
@@ -57,7 +58,7 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
   })
 
   it('a conflict is refused with the file named, and the checkout and the agent branch are byte-for-byte unchanged', async () => {
-    const ws = agentWork('conflict')
+    const ws = await agentWork('conflict')
     write(repos.checkout, 'src/app.ts', 'export const a = 1\nexport const b = 2\nexport const c = 300\n')
     sh(repos.checkout, 'commit', '-qam', 'someone else changed c')
     const before = repos.fingerprint()
@@ -70,7 +71,7 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
   })
 
   it('uncommitted checkout changes to a file the merge writes refuse it (checkout_dirty, only those files); others are kept', async () => {
-    const ws = agentWork('dirty')
+    const ws = await agentWork('dirty')
     write(repos.checkout, 'README.md', 'local edit\n')
     write(repos.checkout, 'src/added.ts', 'untracked in the way\n')
     write(repos.checkout, 'docs/remove-me.md', 'unrelated local edit\n')
@@ -86,7 +87,7 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
   })
 
   it('base not checked out, a rewritten base, and nothing to merge are refusals that change nothing', async () => {
-    const ws = agentWork('refusals')
+    const ws = await agentWork('refusals')
     sh(repos.checkout, 'checkout', '-qb', 'elsewhere')
     let before = repos.fingerprint()
     await expect(mergeWorkspace(req(ws))).rejects.toMatchObject({code: 'base_not_checked_out', details: {baseRef: 'main', checkedOut: 'elsewhere'}})
@@ -101,12 +102,12 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
     before = repos.fingerprint()
     await expect(mergeWorkspace(req(ws))).rejects.toMatchObject({code: 'base_diverged', details: {baseRef: 'main', baseCommit: ws.baseCommit}})
     expect(repos.fingerprint()).toBe(before)
-    const idle = repos.addWorktree('idle')
+    const idle = await repos.addAgent('idle')
     await expect(mergeWorkspace(req(idle))).rejects.toMatchObject({code: 'nothing_to_merge'})
   })
 
   it('deleted and renamed files land too', async () => {
-    const ws = repos.addWorktree('moves')
+    const ws = await repos.addAgent('moves')
     sh(ws.path, 'mv', 'src/old-name.ts', 'src/new-name.ts')
     sh(ws.path, 'rm', '-q', 'docs/remove-me.md')
     await mergeWorkspace(req(ws, {strategy: 'squash'}))

@@ -1,12 +1,13 @@
+import {existsSync} from 'node:fs'
+import {readAgentRef, recordOrRefuse, type AgentRepoPaths} from './agent-repo.js'
+import {fullRef, type WorkspaceRef} from './diff.js'
 import {git, GitError, gitRaw} from './git.js'
-import {fullRef, reviewPlaces, type WorkspaceRef} from './checkout.js'
+import {fetchFromAgent, prepareHostRead, workCommit, type WorkCommit} from './host-git.js'
 import {identityEnv, WorkspaceRefusal, type Identity} from './refusal.js'
-import {landWorkCommit, workCommit, type WorkCommit} from './snapshot.js'
 
 export interface MergeRequest {
+  paths: AgentRepoPaths
   workspace: WorkspaceRef
-  /** The project's checkout as the Hub knows it (a hint, see checkout.ts). */
-  checkout?: string | null
   strategy: 'merge' | 'squash'
   message?: string
   agent: {id: string; name: string}
@@ -23,24 +24,28 @@ export type {MergeResult}
 const nul = (s: string) => s.split('\0').filter(Boolean)
 
 /**
- * Lands the agent's branch on `baseRef` in the project's checkout. Every check runs before any
- * write, so each refusal leaves both repositories as they were:
+ * Lands the agent's branch on `baseRef` in the project's checkout (the one recorded when the
+ * agent was made). Every check runs before any write, so each refusal leaves both repositories
+ * as they were (the checkout at most holds unreferenced objects more):
  *
  * 1. `baseRef` must be what the checkout has checked out (`base_not_checked_out`), and must still
  *    contain the agent's base commit (`base_diverged`: it was reset or rewritten, a person decides).
- * 2. The agent's uncommitted work becomes a commit object (author agent, committer user).
+ * 2. The agent's uncommitted work becomes a commit object (author agent, committer user) in
+ *    svc's repository, and is fetched into the checkout (git re-hashes every object it takes).
  * 3. `git merge-tree --write-tree` computes the merge without a working tree (`merge_conflict`
  *    with the conflicting paths; `nothing_to_merge` when the base already has it all).
  * 4. Uncommitted changes in the checkout that touch a path the merge writes: `checkout_dirty`.
  *
- * Then it writes: the agent's branch moves to its work commit, the checkout's index and files
+ * Then it writes: the checkout's `svc/<agent>` moves to the work commit, the checkout's index and files
  * move from the old base tree to the merged tree (`read-tree -m -u`, which keeps unrelated local
  * changes), and `baseRef` moves only if it still points at the tip the merge was computed from.
  * A merge always records a merge commit (never a fast-forward), so the landing is visible.
  */
 export async function mergeWorkspace(req: MergeRequest): Promise<MergeResult> {
   const ws = req.workspace
-  const {worktree, checkout} = await reviewPlaces(ws, req.checkout)
+  const rec = recordOrRefuse(req.paths)
+  await prepareHostRead(req.paths, rec)
+  const checkout = rec.checkout && existsSync(rec.checkout) ? rec.checkout : null
   if (!checkout) throw new WorkspaceRefusal('no_checkout', `the agent's branch ${ws.branch} has no project checkout to merge into on this broker`, {branch: ws.branch})
   const base = fullRef(ws.baseRef)
   const short = (r: string) => r.replace(/^refs\/heads\//, '')
@@ -63,11 +68,26 @@ export async function mergeWorkspace(req: MergeRequest): Promise<MergeResult> {
   }
 
   let work: WorkCommit
-  if (worktree) work = await workCommit(worktree, ws.branch, {author: req.author, committer: req.committer, message: `Work of agent ${req.agent.name} left uncommitted`})
+  if (existsSync(req.paths.workdir)) work = await workCommit(req.paths, ws.branch, {author: req.author, committer: req.committer, message: `Work of agent ${req.agent.name} left uncommitted`})
   else {
-    const tip = await git(['rev-parse', '--verify', `${fullRef(ws.branch)}^{commit}`], {cwd: checkout})
+    const tip = readAgentRef(req.paths, fullRef(ws.branch))
+    if (!tip) throw new WorkspaceRefusal('workspace_missing', `the agent's repository has no branch ${ws.branch}`, {branch: ws.branch})
     work = {head: tip, commit: tip, created: false}
   }
+  // Into a ref of svc's until the merge is decided: a refusal moves no ref the user sees.
+  const incoming = `refs/svc/incoming/${req.paths.agentId}`
+  const fetched = await fetchFromAgent(req.paths, checkout, work.commit, incoming, {force: true})
+  if (fetched.code !== 0) throw new WorkspaceRefusal('workspace_tampered', `the agent's work could not be taken into the checkout (git fetch checks every object): ${fetched.stderr.trim()}`, {branch: ws.branch})
+  try {
+    return await land(req, checkout, base, baseTip, work)
+  } finally {
+    await gitRaw(['update-ref', '-d', incoming], {cwd: checkout})
+  }
+}
+
+async function land(req: MergeRequest, checkout: string, base: string, baseTip: string, work: WorkCommit): Promise<MergeResult> {
+  const ws = req.workspace
+  const short = (r: string) => r.replace(/^refs\/heads\//, '')
   if ((await gitRaw(['merge-base', '--is-ancestor', work.commit, baseTip], {cwd: checkout})).code === 0) {
     throw new WorkspaceRefusal('nothing_to_merge', `${short(base)} already contains everything on ${ws.branch}`, {baseRef: short(base), branch: ws.branch})
   }
@@ -98,7 +118,6 @@ export async function mergeWorkspace(req: MergeRequest): Promise<MergeResult> {
       ? await git(['commit-tree', tree, '-p', baseTip, '-m', message], {cwd: checkout, env: identityEnv(req.author, req.committer)})
       : await git(['commit-tree', tree, '-p', baseTip, '-p', work.commit, '-m', message], {cwd: checkout, env: identityEnv(req.committer, req.committer)})
 
-  if (worktree) await landWorkCommit(worktree, ws.branch, work)
   // read-tree trusts the index's stat data: refresh it so a file touched but unchanged is clean.
   await gitRaw(['update-index', '-q', '--refresh'], {cwd: checkout, timeoutMs: 120_000})
   const moved = await gitRaw(['read-tree', '-m', '-u', baseTip, tree], {cwd: checkout, timeoutMs: 120_000})
@@ -109,5 +128,7 @@ export async function mergeWorkspace(req: MergeRequest): Promise<MergeResult> {
     await gitRaw(['read-tree', '-m', '-u', tree, baseTip], {cwd: checkout, timeoutMs: 120_000})
     throw new WorkspaceRefusal('base_diverged', `${short(base)} moved while merging; merge again`, {baseRef: short(base), baseCommit: ws.baseCommit, current: null})
   }
+  // The agent's branch, as landed, is in the checkout from now on.
+  await git(['update-ref', '-m', `svc: work of agent ${req.agent.name}`, fullRef(ws.branch), work.commit], {cwd: checkout})
   return {merged: true, commit: landed, strategy: req.strategy, baseRef: short(base), branch: ws.branch, files: written}
 }

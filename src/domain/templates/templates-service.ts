@@ -1,5 +1,6 @@
 import {createHash} from 'node:crypto'
 import {AppError, notFound} from '../../api/app-error.js'
+import {templatePathProblem} from '../../api/template-paths.js'
 import type {ManifestEntry, Template, TemplateVersion} from '../../store/repositories/templates.js'
 import type {CallContext} from '../authz/context.js'
 import type {AgentAccess} from '../agents/access.js'
@@ -21,10 +22,9 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
 
 const fieldError = (path: string, message: string, extra?: Record<string, unknown>) => new AppError('validation_error', `${path} ${message}`, {fields: [{path, message}], ...extra})
 
-/** A relative path inside the template: no absolute paths, no `..`, no empty segments. */
+/** A relative path inside the template: no absolute paths, no `..`, no empty segments, no `.git` of any case. */
 export function safeTemplatePath(p: string): boolean {
-  if (!p || p.length > 500 || p.startsWith('/') || p.includes('\\') || p.includes('\0')) return false
-  return p.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..')
+  return templatePathProblem(p) === null
 }
 
 /**
@@ -37,6 +37,9 @@ export function createTemplatesService(deps: Deps, access: AgentAccess) {
   const {store, clock} = deps
 
   async function checkScope(ctx: CallContext, projectId: string | null, permission: 'template.create' | 'template.update' | 'template.read') {
+    // A template is laid into other agents' workspaces: an agent writing one would reach beyond
+    // its own workspace. Agents use templates; people make them (docs/runtimes.md, templates).
+    if (permission !== 'template.read' && ctx.principal.kind === 'agent') throw new AppError('forbidden', 'agents cannot create or change templates: a template is laid into other agents\' workspaces; a person manages templates')
     if (projectId) return access.checkProject(ctx, projectId, permission)
     if (permission === 'template.read') return
     if (!hasAdminPermission(ctx, 'admin.templates.manage')) throw new AppError('forbidden', 'managing hub-wide templates needs admin.templates.manage (a system admin or the template_admin Hub role) on an interactive sign-in')
@@ -59,7 +62,8 @@ export function createTemplatesService(deps: Deps, access: AgentAccess) {
       let total = 0
       const manifest: ManifestEntry[] = []
       for (const [i, f] of input.files.entries()) {
-        if (!safeTemplatePath(f.path)) throw fieldError(`files.${i}.path`, `"${f.path}" must be a relative path without ".." segments`)
+        const problem = templatePathProblem(f.path)
+        if (problem) throw fieldError(`files.${i}.path`, `"${f.path}" ${problem}`)
         if (seen.has(f.path)) throw fieldError(`files.${i}.path`, `"${f.path}" appears twice`)
         seen.add(f.path)
         const bytes = Buffer.from(f.content, 'base64')
