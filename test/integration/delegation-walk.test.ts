@@ -137,7 +137,8 @@ describeEachDialect('delegation walk', (dialect) => {
       ['POST', `/api/v1/agents/${peer}/stop`, {}, 'forbidden'],
       ['POST', '/api/v1/agents', {projectId, name: 'routes-grandchild', harnessConfig: 'shell'}, 'forbidden'],
       ['POST', `/api/v1/agents/${peer}/message`, {message: 'hello'}, 'forbidden'],
-      ['POST', `/api/v1/agents/${peer}/keys`, {keys: 'x'}, 'keys_denied'],
+      // Keys reach only the agent itself and its descendants (another agent is 404): its own terminal.
+      ['POST', `/api/v1/agents/${child}/keys`, {keys: 'x'}, 'keys_denied'],
     ]
     for (const [method, url, body, code] of calls) {
       const r = await hub.request(method, url, {body, token})
