@@ -52,6 +52,7 @@ import SettingsSet from '../../commands/settings/set.js'
 import Status from '../../commands/status.js'
 import TemplateList from '../../commands/template/list.js'
 import TemplateUpload from '../../commands/template/upload.js'
+import Web from '../../commands/web.js'
 import Whoami from '../../commands/whoami.js'
 
 /**
@@ -114,5 +115,6 @@ export const COMMANDS = {
   status: Status,
   'template:list': TemplateList,
   'template:upload': TemplateUpload,
+  web: Web,
   whoami: Whoami,
 }

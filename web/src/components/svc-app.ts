@@ -99,7 +99,7 @@ export class SvcApp extends LitElement {
     super.disconnectedCallback()
   }
 
-  /** Reads who the browser is signed in as; on a workstation Hub signs in as the dev user first. */
+  /** Reads who the browser is signed in as; without a session, shows how to sign in. */
   async load(): Promise<void> {
     try {
       const [status, me] = await Promise.all([api<AdminStatus>('GET', '/api/v1/admin/status'), api<{principal: {displayName?: string; email?: string}}>('GET', '/api/v1/auth/me')])
@@ -112,7 +112,8 @@ export class SvcApp extends LitElement {
       if (back) return location.replace(back)
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
-        if (await this.devSignIn()) return this.load()
+        // Nothing signs a browser in for coming from loopback (an agent shares the host): the
+        // signed-out page says how (`svc web`, or the identity provider of a hosted Hub).
         this.signedOut = true
         return
       }
@@ -126,18 +127,7 @@ export class SvcApp extends LitElement {
     void markReady('shell')
   }
 
-  private async devSignIn(): Promise<boolean> {
-    try {
-      const offered = await api<{available: boolean}>('GET', '/api/v1/auth/dev-session')
-      if (!offered.available) return false
-      await api('POST', '/api/v1/auth/dev-session', {})
-      return true
-    } catch {
-      return false
-    }
-  }
-
-  /** Revokes the web session; the page then offers sign-in again. (Workstation browsers are signed in by the Hub.) */
+  /** Revokes the web session; the page then says how to sign in again. */
   private signOut = async () => {
     await api('POST', '/api/v1/auth/logout', {}).catch(() => undefined)
     this.status = null
@@ -193,7 +183,7 @@ export class SvcApp extends LitElement {
         ${s.hubName ? html`<span class="hub-name" id="hub-name">${s.hubName}</span>` : ''}
         <span class="mode">${s.mode}</span>
         <span class="who" id="signed-in-as">Signed in as ${this.who}${s.systemAdmin ? ' (system admin)' : ''}</span>
-        ${s.mode === 'hosted' && s.credentialKind === 'session' ? html`<button class="sign-out" @click=${this.signOut}>Sign out</button>` : ''}
+        ${s.credentialKind === 'session' ? html`<button class="sign-out" @click=${this.signOut}>Sign out</button>` : ''}
       </header>
       ${s.maintenance.enabled ? html`<p class="notice error banner" role="status" id="maintenance-banner">Maintenance mode is on: only system admins can change anything.</p>` : ''}
       <nav aria-label="Hub sections">
