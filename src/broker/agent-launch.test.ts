@@ -6,6 +6,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {commitFile, makeRepos, sh} from '../../test/helpers/git-repos.js'
 import {launchAgent} from './agent-launch.js'
 import {writeTemplateFiles} from './template-files.js'
+import {agentRepoPaths, createWorkspace} from './workspace/repository.js'
 import type {AgentSpec, Runtime} from './runtime.js'
 
 const BIN = fileURLToPath(new URL('../../node_modules/.bin', import.meta.url))
@@ -71,9 +72,7 @@ describe('a workspace left by a start the Hub never recorded', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'svc-launch-left-'))
     try {
       // What a start the Hub gave up on left behind: a clone with work of its own.
-      const left = join(stateDir, 'workspaces', 'a4')
-      sh(tmpdir(), 'clone', '-q', repos.remote, left)
-      sh(left, 'checkout', '-q', '-b', 'svc/left')
+      const left = (await createWorkspace({gitRemote: repos.remote, branch: 'svc/left'}, agentRepoPaths(stateDir, 'a4')))!.path
       const work = commitFile(left, 'left.txt', 'made before the Hub gave up\n')
       const runtime = recordingRuntime()
       const launched = await launchAgent({agentId: 'a4', name: 'left', projectId: 'p', harnessConfig: 'shell', env: {SVC_AUTH_TOKEN: 't'}, workspace: {gitRemote: repos.remote, branch: 'svc/left'}}, {stateDir, hubUrl: 'http://127.0.0.1:9', runtime, writeTemplateFiles})

@@ -1,4 +1,4 @@
-import {existsSync, rmSync, statSync} from 'node:fs'
+import {existsSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {commitFile, makeRepos, sh, type TestRepos} from '../helpers/git-repos.js'
@@ -42,7 +42,8 @@ describeEachDialect("agents: a clone of the project's remote, and workspaces tha
   it('deleting an agent whose clone has unpushed commits keeps its branch in <stateDir>/kept-branches/<agent-id>.git', async () => {
     const a = await create(remoteProject, 'alpha')
     expect(a.workspace).toMatchObject({branch: 'svc/alpha', baseRef: 'main', baseCommit: sh(repos.remote, 'rev-parse', 'main')})
-    expect(statSync(join(a.workspace.path, '.git')).isDirectory()).toBe(true)
+    // Its own repository (the work tree's .git names it), not a worktree of any checkout.
+    expect(statSync(join(a.workspace.path, '.git')).isFile()).toBe(true)
     const mine = commitFile(a.workspace.path, 'alpha.txt', 'work only this clone has\n')
     expect((await hub.request('DELETE', `/api/v1/agents/${a.id}`)).status).toBe(200)
     expect(existsSync(a.workspace.path)).toBe(false)
@@ -71,11 +72,23 @@ describeEachDialect("agents: a clone of the project's remote, and workspaces tha
     expect(existsSync(join(dirname(dirname(b.workspace.path)), 'kept-branches', `${b.id}.git`))).toBe(false)
   })
 
-  it('a stopped agent whose unpushed clone vanished does not start on a fresh branch: it says the work is gone', async () => {
+  it('a stopped agent whose work tree vanished gets it back from its repository, unpushed commits included', async () => {
+    const d = await create(remoteProject, 'delta2')
+    const mine = commitFile(d.workspace.path, 'delta.txt', 'never pushed\n')
+    expect((await hub.request('POST', `/api/v1/agents/${d.id}/stop`, {body: {}})).status).toBe(200)
+    rmSync(d.workspace.path, {recursive: true, force: true})
+    const started = await hub.request('POST', `/api/v1/agents/${d.id}/start`, {body: {}})
+    expect(started.status, JSON.stringify(started.body)).toBe(200)
+    expect(sh(d.workspace.path, 'rev-parse', 'HEAD')).toBe(mine)
+    expect(readFileSync(join(d.workspace.path, 'delta.txt'), 'utf8')).toBe('never pushed\n')
+  })
+
+  it('a stopped agent whose unpushed clone and repository vanished does not start on a fresh branch: it says the work is gone', async () => {
     const d = await create(remoteProject, 'delta')
     commitFile(d.workspace.path, 'delta.txt', 'never pushed\n')
     expect((await hub.request('POST', `/api/v1/agents/${d.id}/stop`, {body: {}})).status).toBe(200)
     rmSync(d.workspace.path, {recursive: true, force: true})
+    rmSync(join(dirname(dirname(d.workspace.path)), 'repos', `${d.id}.git`), {recursive: true, force: true})
     const r = await hub.request('POST', `/api/v1/agents/${d.id}/start`, {body: {}})
     expect(r.status).toBe(409)
     expect(r.body.error).toMatchObject({code: 'workspace_missing', details: {branch: 'svc/delta'}})

@@ -87,7 +87,7 @@ describeEachDialect('agents: a git worktree per agent on the co-located broker',
     rmSync(plain, {recursive: true, force: true})
   })
 
-  it('each agent gets its own worktree on svc/<name> from the checkout HEAD, recorded on the agent', async () => {
+  it('each agent gets its own repository on svc/<name> from the checkout HEAD, recorded on the agent', async () => {
     const head = gitOut(checkout, 'rev-parse', 'HEAD')
     const a = await create('alpha')
     const b = await create('beta')
@@ -100,7 +100,10 @@ describeEachDialect('agents: a git worktree per agent on the co-located broker',
     expect(wa.path).not.toBe(wb.path)
     expect(gitOut(wa.path, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('svc/alpha')
     expect(readFileSync(join(wa.path, 'README.md'), 'utf8')).toBe('# demo\n')
-    expect(branches(checkout)).toEqual(['main', 'svc/alpha', 'svc/beta'])
+    // Its own repository: the branch is there, not in the checkout (it gets there by a merge or a delete).
+    expect(branches(wa.path)).toEqual(['svc/alpha'])
+    expect(branches(checkout)).toEqual(['main'])
+    expect(worktrees(checkout)).toBe(1)
     // The harness runs in its worktree with its own HOME, and reads a fresh token from a file.
     const env = await envWith(a.body.agent.id, 'SVC_AGENT_ID', 'agent env')
     expect(env.HOME).not.toBe(process.env.HOME)
@@ -114,14 +117,19 @@ describeEachDialect('agents: a git worktree per agent on the co-located broker',
     expect(got.body.agent.workspace).toEqual(wa)
   })
 
-  it('deleting an agent removes its worktree and keeps its branch', async () => {
+  it('deleting an agent removes its work tree and keeps its branch in the checkout, with its commits', async () => {
     const a = await create('gamma')
     const ws = a.body.agent.workspace
+    writeFileSync(join(ws.path, 'committed.txt'), 'committed work of the agent\n')
+    gitOut(ws.path, 'add', 'committed.txt')
+    gitOut(ws.path, '-c', 'user.name=gamma', '-c', 'user.email=g@example.com', 'commit', '-qm', 'gamma work')
+    const tip = gitOut(ws.path, 'rev-parse', 'HEAD')
     writeFileSync(join(ws.path, 'scratch.txt'), 'uncommitted work of the agent\n')
     const del = await hub.request('DELETE', `/api/v1/agents/${a.body.agent.id}`)
     expect(del.status).toBe(200)
     expect(existsSync(ws.path)).toBe(false)
     expect(branches(checkout)).toContain('svc/gamma')
+    expect(gitOut(checkout, 'rev-parse', 'svc/gamma')).toBe(tip)
     expect(gitOut(checkout, 'worktree', 'list')).not.toContain(ws.path)
   })
 

@@ -7,6 +7,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type RuntimeHandle} from '../runtime.js'
 import {LocalTmuxRuntime} from '../runtimes/local-tmux.js'
 import {runCommand} from '../runtimes/run-command.js'
+import {readRecord, repoMounts, agentRepoPaths} from '../workspace/agent-repo.js'
+import {createWorkspace} from '../workspace/repository.js'
 
 // Real tmux (a private server under this file's TMUX_TMPDIR), real bwrap, real git. The "Hub
 // user" has its own HOME here with a dev token in ~/.svc, and the broker's environment carries
@@ -17,6 +19,7 @@ let rt: LocalTmuxRuntime
 let handle: RuntimeHandle
 const HUB_SECRET = 'hub-secret-value-7f3a'
 const TOKEN = 'svc_dev_' + 'ab'.repeat(32)
+let wt: (id: string) => string
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8'}).trim()
 
 beforeAll(async () => {
@@ -33,9 +36,14 @@ beforeAll(async () => {
   writeFileSync(join(repo, 'README'), 'hello\n')
   git(repo, 'add', 'README')
   git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'first')
-  git(repo, 'worktree', 'add', '-q', '-b', 'svc/a1', join(dir, 'wt', 'a1'))
-  git(repo, 'worktree', 'add', '-q', '-b', 'svc/a2', join(dir, 'wt', 'a2'))
-  writeFileSync(join(dir, 'wt', 'a2', 'other-agent.txt'), 'not yours\n')
+  // Two agents' own repositories, as the broker makes them, under the runtime's state directory.
+  const a1 = agentRepoPaths(join(dir, 'state'), 'a1')
+  const a2 = agentRepoPaths(join(dir, 'state'), 'a2')
+  await createWorkspace({checkout: repo, branch: 'svc/a1'}, a1)
+  await createWorkspace({checkout: repo, branch: 'svc/a2'}, a2)
+  wt = (id: string) => join(dir, 'state', 'workspaces', id)
+  writeFileSync(join(wt('a2'), 'other-agent.txt'), 'not yours\n')
+  const mounts = repoMounts(a1, readRecord(a1)!)
   rt = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, sandbox: 'bubblewrap', pollMs: 50, nice: 3})
   handle = await rt.start({
     agentId: 'sandboxed-a1',
@@ -43,8 +51,10 @@ beforeAll(async () => {
     projectId: 'p1',
     command: ['/bin/bash', '--noprofile', '--norc', '-i'],
     env: {SVC_AGENT_ID: 'sandboxed-a1', SVC_AUTH_TOKEN: 'svc_agt_x', PS1: '$ '},
-    workdir: join(dir, 'wt', 'a1'),
+    workdir: wt('a1'),
     home: join(dir, 'state', 'homes', 'a1'),
+    writablePaths: mounts.writable,
+    readablePaths: mounts.readable,
     resources: DEFAULT_RESOURCES,
   })
   for (let i = 0; i < 100 && !(await rt.terminalReady(handle)); i++) await new Promise((r) => setTimeout(r, 100))
@@ -83,7 +93,7 @@ describe('the local runtime runs an agent in a bubblewrap sandbox', () => {
   })
 
   it('another agent\'s worktree is not there', async () => {
-    expect(await typed(`cat ${join(dir, 'wt', 'a2', 'other-agent.txt')}; echo "other-rc=$?"`, 'other-rc')).not.toBe('0')
+    expect(await typed(`cat ${join(wt('a2'), 'other-agent.txt')}; echo "other-rc=$?"`, 'other-rc')).not.toBe('0')
     expect(await log()).not.toContain('not yours')
   })
 
@@ -98,10 +108,13 @@ describe('the local runtime runs an agent in a bubblewrap sandbox', () => {
     expect(await log()).not.toContain(HUB_SECRET)
   })
 
-  it('its own worktree is writable and `git commit` works on its branch; the checkout\'s hooks are read-only', async () => {
+  it('its own repository is writable and `git commit` works on its branch; the checkout\'s .git is read-only', async () => {
     expect(await typed('echo made-inside > inside.txt && git add inside.txt && git -c user.name=agent -c user.email=a@example.com commit -qm from-the-sandbox; echo "commit-rc=$?"', 'commit-rc')).toBe('0')
-    expect(git(join(dir, 'repo'), 'log', '-1', '--format=%s', 'svc/a1')).toBe('from-the-sandbox')
+    expect(git(wt('a1'), 'log', '-1', '--format=%s', 'svc/a1')).toBe('from-the-sandbox')
+    // The commit is the agent's alone: the checkout has no such branch, its main did not move.
+    expect(() => git(join(dir, 'repo'), 'rev-parse', '--verify', '-q', 'refs/heads/svc/a1')).toThrow()
     expect(await typed(`touch ${join(dir, 'repo', '.git', 'hooks', 'post-commit')}; echo "hook-rc=$?"`, 'hook-rc')).not.toBe('0')
+    expect(await typed(`echo x > ${join(dir, 'repo', '.git', 'objects', 'planted')}; echo "obj-rc=$?"`, 'obj-rc')).not.toBe('0')
     expect(await typed('touch /usr/planted; echo "usr-rc=$?"', 'usr-rc')).not.toBe('0')
   })
 
@@ -113,9 +126,9 @@ describe('the local runtime runs an agent in a bubblewrap sandbox', () => {
   it('agents started together all get the nice value (the kernel lets an unprivileged process set it once per 100 ms)', async () => {
     if (readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() !== '1') return
     const ids = ['burst-1', 'burst-2', 'burst-3', 'burst-4']
-    const out = (id: string) => join(dir, 'wt', 'a2', `${id}.prio`)
+    const out = (id: string) => join(wt('a2'), `${id}.prio`)
     // Each writes its session's autogroup nice into the worktree it may write, then exits.
-    await Promise.all(ids.map((id) => rt.start({agentId: id, name: id, projectId: 'p1', command: ['/bin/sh', '-c', `sed "s/.* nice //" /proc/self/autogroup > ${out(id)}`], env: {SVC_AGENT_ID: id}, workdir: join(dir, 'wt', 'a2'), home: join(dir, 'state', 'homes', id), resources: DEFAULT_RESOURCES})))
+    await Promise.all(ids.map((id) => rt.start({agentId: id, name: id, projectId: 'p1', command: ['/bin/sh', '-c', `sed "s/.* nice //" /proc/self/autogroup > ${out(id)}`], env: {SVC_AGENT_ID: id}, workdir: wt('a2'), home: join(dir, 'state', 'homes', id), resources: DEFAULT_RESOURCES})))
     await expect.poll(() => ids.map((id) => (existsSync(out(id)) ? readFileSync(out(id), 'utf8').trim() : '')), {timeout: 20_000}).toEqual(['3', '3', '3', '3'])
   })
 
