@@ -7,7 +7,9 @@ import {basename, dirname, join, resolve} from 'node:path'
 import {AppError} from '../api/app-error.js'
 import {writeFileAtomic} from './atomic-write.js'
 import {withFileLock, type LockOptions} from './file-lock.js'
+import {parseDocument} from 'yaml'
 import {editSettingsText, type SettingsEdit} from './settings-editor.js'
+import {yamlToJS} from './yaml-aliases.js'
 
 export interface EditResult {
   /** The file that was (or would have been) written: the real path behind any symlink. */
@@ -50,10 +52,11 @@ export function withSettingsLock<T>(file: string, fn: () => T | Promise<T>, opts
 /**
  * Applies edits to a settings file under its lock and writes it atomically (temp file, fsync,
  * rename, directory fsync). A missing file is created with `schema_version: "1"`; nothing is
- * written when the edits change nothing. Errors as editSettingsText, plus 409 `conflict` when
- * the lock cannot be had in time.
+ * written when the edits change nothing. `edits` may be a function of the file's data as read
+ * under the lock (a merge computes its edits from what is there, so nothing read earlier goes
+ * stale). Errors as editSettingsText, plus 409 `conflict` when the lock cannot be had in time.
  */
-export async function editSettingsFile(file: string, edits: readonly SettingsEdit[], opts: EditOptions = {}): Promise<EditResult> {
+export async function editSettingsFile(file: string, edits: readonly SettingsEdit[] | ((data: unknown) => SettingsEdit[]), opts: EditOptions = {}): Promise<EditResult> {
   const target = realTarget(file)
   return withFileLock(target, () => {
     let before: string | null = null
@@ -65,7 +68,8 @@ export async function editSettingsFile(file: string, edits: readonly SettingsEdi
     const initial = opts.initialText === undefined ? 'schema_version: "1"\n' : opts.initialText
     if (before === null && initial === null) throw new AppError('not_found', `${file} does not exist`)
     const base = before ?? initial!
-    const text = editSettingsText(base, edits)
+    const list = typeof edits === 'function' ? edits(yamlToJS(parseDocument(base)) ?? {}) : edits
+    const text = editSettingsText(base, list)
     if (text === base) return {file: target, changed: false, created: false, text: before ?? ''}
     opts.check?.(text, before)
     writeFileAtomic(target, text, opts.mode)

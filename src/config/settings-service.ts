@@ -5,11 +5,13 @@ import {AppError} from '../api/app-error.js'
 import {paths} from './paths.js'
 import {findProjectDir} from './project-files.js'
 import {nodeAt} from './schema/walk.js'
+import {mergeEdits} from './merge-patch.js'
 import {editSettingsFile} from './settings-file-edit.js'
 import {formatIssue, pathKey, type SettingsIssue} from './settings-issues.js'
 import {assertReadable, getIn, loadSettings, resolveSettings, type EffectiveValue, type FileScope, type Layer, type SettingOrigin} from './settings-loader.js'
 import {validateSettingsText} from './settings-validate.js'
 import {keyPath, parseSettingValue} from './settings-values.js'
+import {yamlToJS} from './yaml-aliases.js'
 
 /** What `svc config` commands work on: a working directory and an environment. */
 export interface ConfigContext {
@@ -115,12 +117,20 @@ async function problemsAfter(ctx: ConfigContext, path: string[]): Promise<string
   return s.issues.filter((i) => i.severity === 'error' && (i.key === section || i.key.startsWith(section + '.') || i.key === 'active_profile')).map(formatIssue)
 }
 
+/**
+ * Sets one key. A mapping (JSON object) is merged into the block the file holds, key by key and
+ * recursively, null removing a key (mergePatch): `set runtimes.dev.env '{"B":"2"}'` keeps `A`.
+ * Lists and scalars replace. The result's `value` is what the key holds afterwards.
+ */
 export async function setSetting(key: string, raw: string, global: boolean, ctx: ConfigContext): Promise<ConfigSetResult> {
   const path = keyPath(key)
   const value = parseSettingValue(path, raw)
   const {file, scope} = targetFile(global, ctx)
-  const r = await editSettingsFile(file, [{path, value}], {check: refuseInvalid(file, path), mode: scope === 'global' ? 0o600 : 0o644})
-  return {key, value, file, scope, created: r.created, changed: r.changed, warnings: await problemsAfter(ctx, path)}
+  const merge = typeof value === 'object' && value !== null && !Array.isArray(value)
+  const edits = merge ? (data: unknown) => mergeEdits(path, getIn(data as Record<string, unknown>, path), value) : [{path, value}]
+  const r = await editSettingsFile(file, edits, {check: refuseInvalid(file, path), mode: scope === 'global' ? 0o600 : 0o644})
+  const now = merge ? getIn((yamlToJS(parseDocument(r.text)) ?? {}) as Record<string, unknown>, path) ?? value : value
+  return {key, value: now, file, scope, created: r.created, changed: r.changed, warnings: await problemsAfter(ctx, path)}
 }
 
 const isEmptyMap = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0

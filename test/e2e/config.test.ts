@@ -95,6 +95,44 @@ telemetry:
     expect(again.json).toEqual({key: 'hub.grove_id', file, scope: 'project', removed: false, warnings: []})
   })
 
+  it('set twice on a map keeps both entries and the comments: a mapping merges key by key, null removes only its key', async () => {
+    const file = join(repo, '.svc', 'settings.yaml')
+    const text = `${commented}harness_configs:
+  # pointed at the scripted model server
+  claude:
+    env:
+      ANTHROPIC_BASE_URL: http://127.0.0.1:4010  # scripted
+`
+    writeFileSync(file, text)
+    const steps: Array<[string, string]> = [
+      ['harness_configs.broken', '{"harness":"claude","env":{"ANTHROPIC_BASE_URL":"http://127.0.0.1:9"}}'],
+      ['harness_configs', '{"claude":{"model":"opus"}}'],
+      ['harness_configs.claude.env', '{"EXTRA":"1"}'],
+    ]
+    for (const [key, value] of steps) {
+      const r = await svc(['config', 'set', key, value])
+      expect(r.code, r.stderr).toBe(0)
+    }
+    expect(readFileSync(file, 'utf8')).toBe(`${commented}harness_configs:
+  # pointed at the scripted model server
+  claude:
+    env:
+      ANTHROPIC_BASE_URL: http://127.0.0.1:4010  # scripted
+      EXTRA: "1"
+    model: opus
+  broken:
+    harness: claude
+    env:
+      ANTHROPIC_BASE_URL: http://127.0.0.1:9
+`)
+    // --json prints what the key holds afterwards; null in the mapping removes only that key.
+    const rm = await svc(['config', 'set', 'harness_configs.claude.env', '{"EXTRA":null}', '--json'])
+    expect(rm.json).toMatchObject({key: 'harness_configs.claude.env', value: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010'}, changed: true})
+    const got = await svc(['config', 'get', 'harness_configs', '--json'])
+    expect(got.json.value).toEqual({claude: {env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010'}, model: 'opus'}, broken: {harness: 'claude', env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:9'}}})
+    expect(readFileSync(file, 'utf8')).toContain('      ANTHROPIC_BASE_URL: http://127.0.0.1:4010  # scripted\n    model: opus\n')
+  })
+
   it('refuses a value of the wrong type, a value outside its set, and unknown keys (exit 2, file untouched)', async () => {
     const file = join(repo, '.svc', 'settings.yaml')
     writeFileSync(file, commented)

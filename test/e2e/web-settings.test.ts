@@ -4,7 +4,7 @@ import type {Browser, BrowserContext, Page} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {listen} from '../helpers/artifacts.js'
 import {startTestHub, type TestHub} from '../helpers/hub.js'
-import {launchChromium, screenshot, unlabelledControls} from '../helpers/web-browser.js'
+import {launchChromium, screenshot, SCREENSHOTS, unlabelledControls} from '../helpers/web-browser.js'
 
 const FILE = {'.svc/settings.yaml': 'schema_version: "1"\nserver:\n  hub:\n    hub_name: From File\n'}
 
@@ -146,6 +146,38 @@ describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
     await section('bootstrap').getByRole('button', {name: 'Save bootstrap settings'}).click()
     await expect.poll(() => section('bootstrap').locator('[data-role="message"]').textContent()).toContain('Takes effect when the Hub restarts.')
     expect(readFileSync(join(hub.home, '.svc', 'settings.yaml'), 'utf8')).toMatch(/port: 9876/)
+  })
+
+  it('a map section (harness_configs) saves as a merge patch: an added entry keeps the others, a removed one is sent as null', async () => {
+    const claude = {env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010'}}
+    const broken = {harness: 'claude', env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:9'}}
+    expect((await hub.request('PUT', '/api/v1/admin/server-config', {body: {harness_configs: {claude}}})).status).toBe(200)
+    await openSettings()
+    const box = field('harness_configs', 'harness_configs').locator('textarea')
+    await expect.poll(async () => JSON.parse(await box.inputValue())).toEqual({claude})
+    const save = async (value: unknown) => {
+      const rev = (await config()).sections.harness_configs.revision
+      await box.fill(JSON.stringify(value, null, 2))
+      const sent = page.waitForRequest((r) => r.method() === 'PUT' && r.url().endsWith('/api/v1/admin/server-config'))
+      await section('harness_configs').getByRole('button', {name: 'Save harness_configs'}).click()
+      await expect.poll(() => section('harness_configs').locator('[data-role="message"]').textContent()).toContain(`Saved (revision ${rev + 1})`)
+      return {body: (await sent).postDataJSON(), rev}
+    }
+    // Adding `broken` sends only `broken` (the body carries only changed fields); `claude` stays.
+    const added = await save({claude, broken})
+    expect(added.body).toEqual({harness_configs: {broken}, revisions: {harness_configs: added.rev}})
+    expect((await config()).harness_configs).toEqual({claude, broken})
+    await expect.poll(async () => JSON.parse(await box.inputValue())).toEqual({claude, broken})
+    await section('harness_configs').screenshot({path: join(SCREENSHOTS, 'web-settings-harness-configs-merged.png')})
+    // A nested change sends only that field.
+    const model = await save({claude: {...claude, model: 'opus'}, broken})
+    expect(model.body).toEqual({harness_configs: {claude: {model: 'opus'}}, revisions: {harness_configs: model.rev}})
+    // Removing `claude` in the editor sends null for it and removes only it.
+    const removed = await save({broken})
+    expect(removed.body).toEqual({harness_configs: {claude: null}, revisions: {harness_configs: removed.rev}})
+    expect((await config()).harness_configs).toEqual({broken})
+    await expect.poll(async () => JSON.parse(await box.inputValue())).toEqual({broken})
+    await section('harness_configs').screenshot({path: join(SCREENSHOTS, 'web-settings-harness-configs-removed.png')})
   })
 
   it('turns maintenance on and off; the shell shows a banner while it is on', async () => {

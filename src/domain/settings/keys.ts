@@ -1,3 +1,4 @@
+import {mergePatch} from '../../config/merge-patch.js'
 import {classifyKey, KEY_CLASS_RULES, type KeyClass} from '../../config/key-classes.js'
 import {nodeAt, schemaRows} from '../../config/schema/walk.js'
 
@@ -27,9 +28,10 @@ export const WORKSTATION_FORCED = new Set(['server.broker.enabled', 'server.brok
 export const META_KEYS = new Set(['mode', 'layer0_editable', 'env_overrides', 'sections', 'revisions'])
 
 /**
- * Whether a path is a "unit": a value stored and compared whole. Lists, scalars, map-typed
+ * Whether a path is a "unit": a value stored under one flat key. Lists, scalars, map-typed
  * blocks (runtimes, profiles, harness_configs, env maps) and top-level `default_*` keys are
- * units; plain blocks are descended into.
+ * units; plain blocks are descended into. A map's own keys may hold dots (`telemetry.resource`
+ * attributes), which is why a map is never flattened; a save still merges into it (applyPatch).
  */
 function isUnit(path: string[], value: unknown): boolean {
   if (!isObj(value) || Object.keys(value).length === 0) return true
@@ -122,6 +124,28 @@ export function applyFlat(flat: Tree, key: string, value: unknown): Tree {
   for (const [k, v] of Object.entries(flat)) if (k !== key && !k.startsWith(key + '.') && !key.startsWith(k + '.')) out[k] = v
   out[key] = value
   return out
+}
+
+/**
+ * The value of a unit key in a flat section value: the key itself, else inside a block stored
+ * above it, else the block assembled from keys stored below it; undefined when none is there.
+ */
+export function valueAt(flat: Tree, key: string): unknown {
+  if (key in flat) return flat[key]
+  const above = Object.keys(flat).find((k) => key.startsWith(k + '.'))
+  if (above !== undefined) return getIn(flat[above], key.slice(above.length + 1).split('.'))
+  const below = Object.entries(flat).filter(([k]) => k.startsWith(key + '.'))
+  return below.length ? getIn(unflatten(Object.fromEntries(below)), key.split('.')) : undefined
+}
+
+/**
+ * Applies one sent unit to a flat section value the way every save does (see mergePatch): a
+ * mapping is merged into what the key holds, so a body carrying one entry of a map (a harness
+ * config, a runtime, an env variable) keeps the others; null inside it removes that entry; null,
+ * a list or a scalar replaces the unit (applyFlat).
+ */
+export function applyPatch(flat: Tree, key: string, value: unknown): Tree {
+  return applyFlat(flat, key, isObj(value) ? mergePatch(valueAt(flat, key), value) : value)
 }
 
 /** Builds a tree from flat keys, shorter keys first so deeper keys land inside their blocks. */

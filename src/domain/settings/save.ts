@@ -12,7 +12,8 @@ import {withSettingsLock} from '../../config/settings-file-edit.js'
 import {validateSettingsText} from '../../config/settings-validate.js'
 import type {SectionRow} from '../../store/repositories/settings-sections.js'
 import type {CallContext} from '../authz/context.js'
-import {applyFlat, SECTIONS, classOf, flatten, getIn, HUB_OWNED_KEYS, isObj, knownKey, layer1Defaults, META_KEYS, READ_ONLY_KEYS, sectionOf, unflatten, WORKSTATION_FORCED, type Tree} from './keys.js'
+import {mergeEdits, mergePatch} from '../../config/merge-patch.js'
+import {applyFlat, applyPatch, SECTIONS, classOf, flatten, getIn, HUB_OWNED_KEYS, isObj, knownKey, layer1Defaults, META_KEYS, READ_ONLY_KEYS, sectionOf, unflatten, valueAt, WORKSTATION_FORCED, type Tree} from './keys.js'
 import type {SettingsDeps} from './settings-service.js'
 import {validateSections} from './validate.js'
 import {yamlToJS} from '../../config/yaml-aliases.js'
@@ -93,12 +94,6 @@ export function createSaver(o: SaverOpts) {
     return out
   }
 
-  /** The current value of a unit key (a block's subtree when only deeper keys exist). */
-  const currentOf = (cur: Tree, key: string): unknown => {
-    if (key in cur) return cur[key]
-    const below = Object.entries(cur).filter(([k]) => k.startsWith(key + '.'))
-    return below.length ? getIn(unflatten(Object.fromEntries(below)), key.split('.')) : undefined
-  }
   const same = (key: string, sent: unknown, current: unknown) => {
     if (sent === null && (current === undefined || current === null)) return true
     if (key === 'server.broker.broker_token' && sent === TOKEN_MASK && typeof current === 'string' && current !== '') return true
@@ -117,7 +112,9 @@ export function createSaver(o: SaverOpts) {
           throw new AppError('revision_conflict', `settings section ${s} changed since it was loaded (revision ${expected}, now ${current}); load it again and retry`, {section: s, expected, current, applied: []})
         }
         const base = row?.value ?? o.seedOf(s)
-        const next = Object.entries(units).reduce((acc, [k, v]) => applyFlat(acc, k, v), base)
+        // Merged into the row as read inside the transaction: a map entry saved meanwhile by
+        // another writer that sent no revision is kept, not overwritten by a stale copy.
+        const next = Object.entries(units).reduce((acc, [k, v]) => applyPatch(acc, k, v), base)
         if (row && isDeepStrictEqual(next, row.value)) {
           results[s] = {status: 'unchanged', revision: current}
           continue
@@ -167,7 +164,9 @@ export function createSaver(o: SaverOpts) {
     for (const [k, v] of Object.entries(sent)) {
       const node = nodeAt(k.split('.'))
       if (isObj(v) && !Object.keys(v).length && (!node || node.kind === 'object')) continue
-      if (same(k, v, currentOf(cur, k))) continue
+      // A mapping is a patch (only changed fields): compare what it would make of the value.
+      const current = valueAt(cur, k)
+      if (same(k, isObj(v) ? mergePatch(current, v) : v, current)) continue
       const cls = classOf(k)
       if (HUB_OWNED_KEYS.has(k)) bad.hubOwned.push(k)
       else if (!knownKey(k)) bad.unclassified.push(k)
@@ -185,7 +184,7 @@ export function createSaver(o: SaverOpts) {
       throw new AppError('invalid_request', `server.mode: expected workstation or hosted (production is the legacy name of hosted), found ${JSON.stringify(mode[1])}`, {key: 'server.mode'})
     }
 
-    const next = Object.fromEntries(Object.entries(layer1).map(([s, units]) => [s, Object.entries(units).reduce((acc, [k, v]) => applyFlat(acc, k, v), o.effectiveOf(s))]))
+    const next = Object.fromEntries(Object.entries(layer1).map(([s, units]) => [s, Object.entries(units).reduce((acc, [k, v]) => applyPatch(acc, k, v), o.effectiveOf(s))]))
     validateSections(next, o.deps.cloudIdentity)
     if (Object.keys(typeIssues).length) {
       const summary = Object.values(typeIssues).flat().map((i) => `${i.key}: ${i.message}`).join('; ')
@@ -233,7 +232,8 @@ export function createSaver(o: SaverOpts) {
           if (cors && v !== null && getIn(data0, cors.split('.')) === undefined && !edits.some(([e]) => e === cors + '.enabled') && !(k === cors && isObj(v) && 'enabled' in v)) {
             list.push({path: [...cors.split('.'), 'enabled'], value: true})
           }
-          list.push({path, value: v})
+          // A mapping is merged into the file's block leaf by leaf: siblings and comments stay.
+          list.push(...mergeEdits(path, getIn(data0, path), v))
           // Rule 5: null on a block holding the Hub-owned keys keeps them.
           if (v === null) {
             for (const owned of HUB_OWNED_KEYS) {
@@ -253,7 +253,10 @@ export function createSaver(o: SaverOpts) {
           if (hit) unsaved.add(hit)
         }
         const data1 = (yamlToJS(parseDocument(text)) ?? {}) as Tree
-        for (const [k, v] of edits) if (v !== null && !isDeepStrictEqual(getIn(data1, k.split('.')), v)) unsaved.add(k)
+        for (const [k, v] of edits) {
+          const path = k.split('.')
+          if (v !== null && !isDeepStrictEqual(getIn(data1, path), mergePatch(getIn(data0, path), v))) unsaved.add(k)
+        }
         if (unsaved.size) throw reject('unsaved_keys_rejected', 'these fields would not load as sent', [...unsaved], {issues: checked.issues.filter((i) => i.severity === 'error').map((i) => ({key: i.key, message: i.message}))})
       }
 
@@ -267,7 +270,7 @@ export function createSaver(o: SaverOpts) {
           throw new AppError('settings_file_write_failed', `the database sections were saved but writing ${file} failed: ${(err as Error).message}`, {applied, sections, file_keys: written})
         }
         for (const [k, v] of edits) {
-          fileFlat = applyFlat(fileFlat, k, v)
+          fileFlat = applyPatch(fileFlat, k, v)
           if (v === null) delete fileFlat[k]
         }
         fileFlat = flatten(unflatten(fileFlat))

@@ -10,7 +10,7 @@ import type {CallContext} from '../authz/context.js'
 import type {Clock} from '../shared/clock.js'
 import type {Logger} from 'pino'
 import {applicableDefaults, NO_CLOUD_IAM, type CloudIdentityPolicy} from './cloud-identity.js'
-import {applyFlat, classOf, DATABASE_ONLY_SECTIONS, flatten, READ_ONLY_KEYS, SECTIONS, sectionOf, unflatten, type Tree} from './keys.js'
+import {applyPatch, classOf, DATABASE_ONLY_SECTIONS, flatten, READ_ONLY_KEYS, SECTIONS, sectionOf, unflatten, type Tree} from './keys.js'
 import {createMaintenance, type Maintenance} from './maintenance.js'
 import {createSaver, type SaveResult, type SectionResult} from './save.js'
 import {validateSections} from './validate.js'
@@ -225,7 +225,7 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
         if (!s) throw new AppError('internal_error', `${k} is not a Layer-1 key`)
         bySection[s] = {...(bySection[s] ?? {}), [k]: v}
       }
-      const next = Object.fromEntries(Object.entries(bySection).map(([s, u]) => [s, Object.entries(u).reduce((acc, [k, v]) => applyFlat(acc, k, v), effectiveOf(s))]))
+      const next = Object.fromEntries(Object.entries(bySection).map(([s, u]) => [s, Object.entries(u).reduce((acc, [k, v]) => applyPatch(acc, k, v), effectiveOf(s))]))
       validateSections(next, deps.cloudIdentity)
       return saver.writeSections(ctx, bySection, revisions ?? {})
     },

@@ -4,6 +4,7 @@ import {api, ApiError} from '../api.js'
 import {shared} from '../styles.js'
 import {getIn, setIn} from '../tree.js'
 import {parse} from '../field-values.js'
+import {mergeDiff} from '../merge-patch.js'
 import type {LayoutField} from './svc-field.js'
 import './svc-field.js'
 
@@ -18,7 +19,8 @@ const ORIGIN_TEXT: Record<string, string> = {
 /**
  * One settings group: a Layer-1 section (with origin, source, revision, last update, Save and
  * Reset to bootstrap) or the Layer-0 bootstrap keys (`name` null). Saves send only the changed
- * fields, with the section's revision; a 409 `revision_conflict` offers Reload.
+ * fields (a mapping as a merge patch), with the section's revision; a 409 `revision_conflict`
+ * offers Reload.
  */
 export class SvcSettingsSection extends LitElement {
   static properties = {
@@ -109,8 +111,10 @@ export class SvcSettingsSection extends LitElement {
       if (!(f.key in this.edits) || this.locked(f)) continue
       try {
         const v = parse(f, this.edits[f.key])
-        const before = getIn(this.view, f.key) ?? null
-        if (JSON.stringify(v) !== JSON.stringify(before)) setIn(body, f.key, v)
+        // A mapping (harness_configs, runtimes, env, ...) goes as a merge patch: the changed
+        // entries, and null for each entry removed in the editor; anything else goes whole.
+        const patch = mergeDiff(getIn(this.view, f.key) ?? null, v)
+        if (patch !== undefined) setIn(body, f.key, patch)
       } catch (err) {
         errors[f.key] = (err as Error).message
       }
