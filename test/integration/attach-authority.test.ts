@@ -131,7 +131,8 @@ describeEachDialect('attach authority and secret masking', (dialect) => {
     expect([r.status, r.body.error.code]).toEqual([404, 'not_found'])
     expect((await hub.request('POST', `/api/v1/agents/${a.grandchild.id}/keys`, {token: a.parent.token, body: {keys: 'true\r'}})).status).toBe(200)
     // Messages keep following the target's message mode (not reach): the stranger is messaged.
-    expect((await hub.request('POST', `/api/v1/agents/${a.stranger.id}/message`, {token: a.child.token, body: {message: 'true'}})).status).toBe(202)
+    expect((await hub.request('POST', `/api/v1/agents/${a.stranger.id}/message`, {token: a.child.token, body: {message: 'echo message-arrived'}})).status).toBe(202)
+    await waitFor(async () => /^message-arrived/m.test(String((await logs(a.stranger.id)).body)), 20_000, 'the message ran')
   })
 
   it('masking: the secret a harness was given is ******** in the text, the follow stream and the archive', async () => {
@@ -163,6 +164,15 @@ describeEachDialect('attach authority and secret masking', (dialect) => {
     expect(served).toContain(`given=[${MASK}]`)
     expect(served).not.toContain(SECRET)
   }, 60_000)
+
+  it('a secret changed while the agent runs: the value it was given stays masked, and the new one too', async () => {
+    expect((await hub.request('PUT', `/api/v1/projects/${projectId}/secrets/ITS_API_KEY`, {body: {value: 'its-api-key-rotated-c44f'}})).status).toBe(200)
+    await type(a.stranger.id, 'echo "old=[$ITS_API_KEY]"; echo "new=[its-api-key-rotated-c44f]"')
+    await waitFor(async () => String((await logs(a.stranger.id)).body).includes(`old=[${MASK}]`), 20_000, 'the old value masked')
+    const text = String((await logs(a.stranger.id)).body)
+    expect(text).not.toContain(SECRET)
+    expect(text).toContain(`new=[${MASK}]`)
+  })
 
   it('an archive written before masking existed is masked when served', async () => {
     await hub.store.agents.putLogArchive(a.child.id, `old output ${SECRET} end\n`, new Date().toISOString())
