@@ -22,8 +22,7 @@ import {createLauncher, type SecretValues} from './launch.js'
 import type {SessionUsage} from '../../broker/harnesses/types.js'
 import {recordUsage} from './usage.js'
 import {releasingOnClose, type StreamGate} from './stream-slots.js'
-import {requireAttachReach} from './attach-reach.js'
-import type {AttachAction} from '../authz/attach-authority.js'
+import {requireAttachReach, type AttachAction} from './attach-reach.js'
 import {maskingStream, maskPatterns, maskText} from './log-masking.js'
 
 /** The body of `POST /agents/:id/status` (a harness's hook adds `turnEnded` and `usage`). */

@@ -4,6 +4,8 @@ import type {CallContext} from '../authz/context.js'
 import {decideAttachReach, type AgentLineage, type AttachAction} from '../authz/attach-authority.js'
 import type {Deps} from '../deps.js'
 
+export type {AttachAction}
+
 // Far deeper than any real team; bounds the walk should a record ever point in a circle.
 const MAX_HOPS = 64
 
