@@ -74,6 +74,38 @@ describeEachDialect('cli: settings and admin', (dialect) => {
     }
   }, 180_000)
 
+  it('settings set twice on a map keeps both entries (issue 30: saving one harness config deleted the others); null removes only its entry', async () => {
+    const get = async (key: string) => {
+      const r = await svc('settings', 'get', key, '--json')
+      expect(r.code, r.stderr).toBe(0)
+      return r.json
+    }
+    const first = await svc('settings', 'set', 'harness_configs.claude.env.ANTHROPIC_BASE_URL=http://127.0.0.1:4010')
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.stdout).toMatch(/^harness_configs: saved \(revision \d+\)$/m)
+    const second = await svc('settings', 'set', 'harness_configs.broken.harness=claude', 'harness_configs.broken.env.ANTHROPIC_BASE_URL=http://127.0.0.1:9')
+    expect(second.code, second.stderr).toBe(0)
+    expect(second.stdout).toMatch(/^harness_configs: saved/m)
+    expect(await get('harness_configs')).toEqual({
+      claude: {env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010'}},
+      broken: {harness: 'claude', env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:9'}},
+    })
+    // A nested field merges into its entry; saving claude again keeps broken.
+    expect((await svc('settings', 'set', 'harness_configs.claude.env.EXTRA=1')).code).toBe(0)
+    expect(await get('harness_configs.claude')).toEqual({env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010', EXTRA: '1'}})
+    expect(await get('harness_configs.broken.harness')).toBe('claude')
+    // The same for runtimes and profiles.
+    for (const [a, b] of [['runtimes.one.type=local', 'runtimes.two.type=podman'], ['profiles.desk.runtime=one', 'profiles.lab.runtime=two']]) {
+      expect((await svc('settings', 'set', a)).code).toBe(0)
+      expect((await svc('settings', 'set', b)).code).toBe(0)
+    }
+    expect(await get('runtimes')).toEqual({one: {type: 'local'}, two: {type: 'podman'}})
+    expect(await get('profiles')).toEqual({desk: {runtime: 'one'}, lab: {runtime: 'two'}})
+    // null removes only that entry.
+    expect((await svc('settings', 'set', 'harness_configs.broken=null')).code).toBe(0)
+    expect(await get('harness_configs')).toEqual({claude: {env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010', EXTRA: '1'}}})
+  }, 180_000)
+
   it('admin maintenance status|on|off and admin profiling get|set', async () => {
     expect((await svc('admin', 'maintenance', 'status', '--json')).json).toMatchObject({enabled: false})
     const on = await svc('admin', 'maintenance', 'on', '--message', 'back soon', '--json')
