@@ -48,12 +48,19 @@ export async function closeEgress(dir: string): Promise<void> {
 /** Tests: stop serving a directory but keep its files, as a broker process that ended would. */
 export const forgetForTest = (dir: string) => stopServing(dir)
 
-/** Stops accepting; connections already forwarded end with the agent (its sandbox is gone). */
+/** Stops accepting and ends the connections forwarded (the agent is stopped or started anew). */
 async function stopServing(dir: string): Promise<void> {
   const servers = open.get(dir) ?? []
   open.delete(dir)
-  await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))))
+  for (const s of servers) {
+    s.close()
+    for (const c of connections.get(s) ?? []) c.destroy()
+    connections.delete(s)
+  }
 }
+
+/** The accepted connections of each server, ended with it (close() alone would wait for them). */
+const connections = new WeakMap<net.Server, Set<net.Socket>>()
 
 async function serve(dir: string, plan: EgressPlan): Promise<void> {
   if (open.has(dir)) return
@@ -78,7 +85,17 @@ function listen(l: Listener, onConnection: (c: net.Socket) => void): Promise<net
   } catch {
     // None left behind.
   }
-  const server = net.createServer({pauseOnConnect: false}, onConnection)
+  const live = new Set<net.Socket>()
+  const server = net.createServer((c) => {
+    live.add(c)
+    c.unref()
+    c.once('close', () => live.delete(c))
+    onConnection(c)
+  })
+  connections.set(server, live)
+  // The broker's own exit is never held up by an agent's network (its agents run on; a broker
+  // started again serves them, resumeEgress).
+  server.unref()
   return new Promise((resolve, reject) => {
     server.once('error', reject)
     server.listen(l.socket, () => {
@@ -91,6 +108,8 @@ function listen(l: Listener, onConnection: (c: net.Socket) => void): Promise<net
 }
 
 function pipe(a: net.Socket, b: net.Socket, head?: Buffer) {
+  a.unref()
+  b.unref()
   const end = () => {
     a.destroy()
     b.destroy()
