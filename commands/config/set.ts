@@ -7,7 +7,7 @@ import {settingsKeyHelp} from '../../src/config/schema/help.js'
 export default class ConfigSet extends BaseCommand<ConfigSetResult> {
   static override description = `Set a setting in a settings file, keeping its comments and layout.
 
-Writes the checkout's .svc/settings.yaml when run inside a checkout that has a .svc directory, else (or with --global) ~/.svc/settings.yaml; a missing file is created with schema_version: "1". VALUE is parsed by the key's type: true/false, whole numbers, strings; a list as JSON (["a","b"]) or comma-separated; a block as a JSON object. Unknown keys are refused. Required secrets never belong here: they are asked for when an agent is created.
+Writes the checkout's .svc/settings.yaml when run inside a checkout that has a .svc directory, else (or with --global) ~/.svc/settings.yaml; a missing file is created with schema_version: "1". VALUE is parsed by the key's type: true/false, whole numbers, strings; a list as JSON (["a","b"]) or comma-separated (a list replaces the list); a block as a JSON object, merged into the block that is there key by key (null removes a key; the other keys and their comments stay). Unknown keys are refused. Required secrets never belong here: they are asked for when an agent is created.
 
 Keys:
 ${settingsKeyHelp()}`

@@ -23,8 +23,8 @@ function splitAssignment(arg: string): [string[], string] {
 export default class SettingsSet extends BaseCommand<SetResult> {
   static override description = `Change Hub settings (admin): key=value pairs, sent as one save.
 
-Values are typed by the settings schema (numbers, booleans, lists as a,b or JSON); null clears a key. Only changed fields are sent, with the revisions of their sections as read just before, so a concurrent change is refused (revision_conflict) instead of overwritten. Layer-1 keys go to the database and apply at once; on a workstation Hub bootstrap keys are written to the settings file (restart to apply).`
-  static override examples = ['<%= config.bin %> settings set quotas.enforce_broker_quotas=true', '<%= config.bin %> settings set default_timezone=Europe/Paris default_max_turns=null']
+Values are typed by the settings schema (numbers, booleans, lists as a,b or JSON); null clears a key. Maps merge key by key: setting harness_configs.broken.harness keeps every other harness config, and harness_configs.broken=null removes only broken; a list is replaced whole. Only changed fields are sent, with the revisions of their sections as read just before, so a concurrent change is refused (revision_conflict) instead of overwritten. Layer-1 keys go to the database and apply at once; on a workstation Hub bootstrap keys are written to the settings file (restart to apply).`
+  static override examples = ['<%= config.bin %> settings set quotas.enforce_broker_quotas=true', '<%= config.bin %> settings set default_timezone=Europe/Paris default_max_turns=null', '<%= config.bin %> settings set harness_configs.claude.env.ANTHROPIC_BASE_URL=http://127.0.0.1:4010']
   static override strict = false
   static override args = {assignments: Args.string({description: 'key=value pairs.', required: true})}
   static override flags = {hub: Flags.string({description: 'Hub URL (default: SVC_HUB_ENDPOINT, settings hub.endpoint, http://127.0.0.1:9810).'})}
