@@ -68,7 +68,10 @@ export async function snapshotTree(paths: AgentRepoPaths, timeoutMs = 120_000): 
     const index = readAgentFile(paths.gitDir, 'index', 512 << 20)
     if (index) writeFileSync(tmpIndex, index)
     const env = {GIT_INDEX_FILE: tmpIndex}
-    await hostGit(paths, ['add', '-A'], {workTree: true, env, timeoutMs})
+    // --ignore-errors: what cannot be added (a nested repository with no commit, an unreadable
+    // file) is left out, not a failure of the whole snapshot; git then exits 1.
+    const added = await hostGitRaw(paths, ['add', '-A', '--ignore-errors'], {workTree: true, env, timeoutMs})
+    if (added.code !== 0 && added.code !== 1) throw new GitError(`git add failed: ${added.stderr || `exit code ${added.code}`}`, added)
     const tree = await hostGit(paths, ['write-tree'], {workTree: true, env, timeoutMs})
     return {head, tree}
   } finally {
