@@ -153,6 +153,9 @@ describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
     const broken = {harness: 'claude', env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:9'}}
     expect((await hub.request('PUT', '/api/v1/admin/server-config', {body: {harness_configs: {claude}}})).status).toBe(200)
     await openSettings()
+    // The page may already show #/settings as loaded before that save: load it again.
+    await page.reload()
+    await section('harness_configs').locator('[data-meta="revision"]').waitFor()
     const box = field('harness_configs', 'harness_configs').locator('textarea')
     await expect.poll(async () => JSON.parse(await box.inputValue())).toEqual({claude})
     const save = async (value: unknown) => {
