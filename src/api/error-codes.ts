@@ -54,12 +54,14 @@ export const ERROR_CODES = {
   checkout_dirty: {status: 409, description: 'The project\'s checkout has uncommitted changes to tracked files; `details.files` lists them. For a new agent: commit or stash them first, so the agent starts from what you see. For a merge: only changes to files the merge would write are listed.'},
   branch_exists: {status: 409, description: 'The agent\'s branch `svc/<agent>` already exists in the checkout (`details.branch`); delete it or name the agent differently. Nothing was made.'},
   clone_failed: {status: 422, description: 'The broker has no checkout of the project and cloning its `gitRemote` failed; the message carries git\'s reason. Nothing was made.'},
-  workspace_failed: {status: 422, description: 'Making the agent\'s git worktree failed; the message carries git\'s reason. Nothing was made.'},
+  workspace_failed: {status: 422, description: 'Making the agent\'s own repository failed; the message carries git\'s reason. Nothing was made.'},
+  workspace_legacy: {status: 409, description: 'The agent was made by an older svc as a worktree of the project\'s checkout, which an agent could use to change the checkout; it is not started or reviewed any more. Its work is on its branch in the checkout: delete the agent (the branch stays) and create it again.'},
+  workspace_tampered: {status: 409, description: 'The agent changed its repository in a way svc does not read on the host (a symbolic link, a rewritten `objects/info/alternates`, a ref that is not a hash, objects that fail git\'s checks). Nothing was read or written; the work can still be read inside the agent.'},
 
   // Reviewing and landing an agent's work (diff, merge, push)
   no_workspace: {status: 409, description: 'The agent has no git workspace (its project has no checkout or repository), so there is nothing to diff, merge or push.'},
-  workspace_missing: {status: 409, description: 'The agent\'s worktree no longer exists on its broker and neither the project\'s checkout there nor its remote still holds its branch (a restart puts a vanished worktree back only on the agent\'s own branch).'},
-  workspace_off_branch: {status: 409, description: 'The agent\'s worktree is not on its `svc/<agent>` branch (`details.checkedOut`); check the branch out there, or land the work by hand. Nothing was written.'},
+  workspace_missing: {status: 409, description: 'The agent\'s repository no longer exists on its broker (a restart puts a vanished work tree back from the agent\'s repository, or a clone back from its remote when its branch was pushed).'},
+  workspace_off_branch: {status: 409, description: 'The agent\'s repository is not on its `svc/<agent>` branch (`details.checkedOut`); check the branch out there, or land the work by hand. Nothing was written.'},
   no_checkout: {status: 409, description: 'Merge: the agent\'s branch has no project checkout on its broker to merge into (a clone of the remote has none). Nothing was written.'},
   merge_conflict: {status: 409, description: 'Merge: the agent\'s branch conflicts with `baseRef`; `details.files` lists the conflicting paths. The checkout and the agent\'s branch are unchanged.'},
   base_not_checked_out: {status: 409, description: 'Merge: the checkout has another branch (`details.checkedOut`, null for a detached HEAD) checked out, not the agent\'s `baseRef` (`details.baseRef`). Nothing was written.'},

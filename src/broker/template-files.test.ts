@@ -1,4 +1,4 @@
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
@@ -27,6 +27,35 @@ describe('writeTemplateFiles', () => {
     const d = dir()
     for (const path of ['../escape', 'a/../../escape', '/etc/passwd']) {
       expect(() => writeTemplateFiles(d, [{path, content: ''}]), path).toThrow(/leaves the workspace|relative path/)
+    }
+  })
+})
+
+describe('writeTemplateFiles against a hostile work tree', () => {
+  it('never writes through a symlink (a directory or the file itself) and refuses .git segments of any case', () => {
+    const root = mkdtempSync(join(tmpdir(), 'svc-tpl-hostile-'))
+    try {
+      const work = join(root, 'work')
+      const outside = join(root, 'outside')
+      mkdirSync(work)
+      mkdirSync(outside)
+      writeFileSync(join(outside, 'victim.txt'), 'untouched\n')
+      // As a checkout could have committed them: a directory link and a file link leading out.
+      symlinkSync(outside, join(work, 'linkdir'))
+      symlinkSync(join(outside, 'victim.txt'), join(work, 'linkfile'))
+      const b64 = Buffer.from('planted\n').toString('base64')
+      expect(() => writeTemplateFiles(work, [{path: 'linkdir/new.txt', content: b64}])).toThrow(/symbolic link/)
+      expect(existsSync(join(outside, 'new.txt'))).toBe(false)
+      // A link at the file's own path is replaced by the file, never written through.
+      writeTemplateFiles(work, [{path: 'linkfile', content: b64}])
+      expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('untouched\n')
+      expect(lstatSync(join(work, 'linkfile')).isSymbolicLink()).toBe(false)
+      for (const path of ['.git/config', '.GIT/hooks/post-commit', 'sub/.Git/x', '.git']) {
+        expect(() => writeTemplateFiles(work, [{path, content: b64}]), path).toThrow(/\.git/)
+      }
+      expect(existsSync(join(work, '.git'))).toBe(false)
+    } finally {
+      rmSync(root, {recursive: true, force: true})
     }
   })
 })

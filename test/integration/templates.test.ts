@@ -43,11 +43,23 @@ describeEachDialect('templates', (dialect) => {
     expect(got.body.versions.map((v: {seq: number}) => v.seq).sort()).toEqual([1, 2])
   })
 
+  it('an agent cannot create or change a template (it is laid into other agents\' work trees); it can read them', async () => {
+    const created = await hub.request('POST', '/api/v1/agents', {body: {name: 'tpl-writer', projectId, harnessConfig: 'shell'}})
+    const rec = (await hub.store.agents.get(created.body.agent.id))!
+    const {token} = await hub.services.agentTokens.mint(rec)
+    const r = await upload({name: 'from-agent', projectId, files: [file('CLAUDE.md', 'obey me\n')]}, token)
+    expect(r.status).toBe(403)
+    expect(r.body.error).toMatchObject({code: 'forbidden', message: expect.stringMatching(/agents cannot create or change templates/)})
+    expect((await hub.request('GET', '/api/v1/templates')).body.templates.map((t: {name: string}) => t.name)).not.toContain('from-agent')
+    expect((await hub.request('GET', '/api/v1/templates', {token})).status).toBe(200)
+  })
+
   it('a SHA-256 that does not match is 400 sha256_mismatch; bad paths, duplicate paths, bad base64 and names are 400', async () => {
     const mismatch = await upload({name: 'bad', projectId, files: [file('a.txt', 'one', createHash('sha256').update('two').digest('hex'))]})
     expect(mismatch.status).toBe(400)
     expect(mismatch.body.error).toMatchObject({code: 'sha256_mismatch', details: {path: 'a.txt'}})
-    for (const path of ['../x', '/etc/passwd', 'a/../../b', 'a//b', './a', 'a\\b']) {
+    // A template is laid into a work tree: a .git segment of any case would write into a repository.
+    for (const path of ['../x', '/etc/passwd', 'a/../../b', 'a//b', './a', 'a\\b', '.git/config', '.GIT/hooks/pre-commit', 'src/.Git']) {
       const r = await upload({name: 'bad', projectId, files: [file(path, 'x')]})
       expect(r.status, path).toBe(400)
       expect(r.body.error.code).toBe('validation_error')

@@ -17,7 +17,7 @@ import {maskPatterns, maskText, SECRET_NAME} from './log-masking.js'
 const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
 
 /** Broker refusals that mean nothing was made: passed on with their own code, not as broker_error. */
-const LAUNCH_REFUSALS = new Set(['harness_not_installed', 'checkout_invalid', 'checkout_detached', 'checkout_dirty', 'branch_exists', 'clone_failed', 'workspace_failed', 'workspace_missing'])
+const LAUNCH_REFUSALS = new Set(['harness_not_installed', 'checkout_invalid', 'checkout_detached', 'checkout_dirty', 'branch_exists', 'clone_failed', 'workspace_failed', 'workspace_missing', 'workspace_legacy'])
 
 /** The broker's refusal as the AppError it stands for, or null for any other failure. */
 export function launchRefusal(err: unknown): AppError | null {
