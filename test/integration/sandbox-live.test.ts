@@ -43,7 +43,7 @@ describeEachDialect('the local sandbox through agent create', (dialect) => {
     return (await waitFor(async () => re.exec(await logs(id))?.[1], 30_000, marker)) as string
   }
 
-  it('an agent sees neither the dev token, nor another agent\'s worktree, nor the Hub\'s environment; it commits in its own worktree', async () => {
+  it('an agent sees neither the dev token, nor another agent\'s work tree, nor the Hub\'s environment; it commits in its own repository', async () => {
     const other = await create('other')
     const me = await create('me')
     expect(me).toMatchObject({phase: 'running', runtime: 'local', sandbox: 'bubblewrap'})
@@ -56,7 +56,9 @@ describeEachDialect('the local sandbox through agent create', (dialect) => {
     expect(await typed(me.id, 'echo "hubvar=[$HUB_ONLY_VARIABLE]"', 'hubvar')).toBe('[]')
     expect(await typed(me.id, 'echo "whoami=$SVC_AGENT_NAME"', 'whoami')).toBe('me')
     expect(await typed(me.id, 'echo ok > mine.txt && git add mine.txt && git -c user.name=a -c user.email=a@example.com commit -qm by-the-agent; echo "commit-rc=$?"', 'commit-rc')).toBe('0')
-    expect(git(checkout, 'log', '-1', '--format=%s', 'svc/me')).toBe('by-the-agent')
+    // In its own repository; the checkout gets the branch only by a merge or a delete.
+    expect(git(me.workspace.path, 'log', '-1', '--format=%s', 'svc/me')).toBe('by-the-agent')
+    expect(() => git(checkout, 'rev-parse', '--verify', '-q', 'refs/heads/svc/me')).toThrow()
     expect(await typed(me.id, `touch ${join(checkout, '.git', 'hooks', 'pre-commit')}; echo "hook-rc=$?"`, 'hook-rc')).not.toBe('0')
     const all = await logs(me.id)
     expect(all).not.toContain(readFileSync(join(hub.home, '.svc', 'dev-token'), 'utf8').trim())
