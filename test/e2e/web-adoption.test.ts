@@ -3,7 +3,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {listen} from '../helpers/artifacts.js'
 import {ADOPTION, legacyAgents, newProject, previewFor} from '../helpers/adoption.js'
 import {startTestHub, type TestHub} from '../helpers/hub.js'
-import {launchChromium, screenshot, unlabelledControls} from '../helpers/web-browser.js'
+import {launchChromium, screenshot, signInPage, unlabelledControls} from '../helpers/web-browser.js'
 
 /**
  * The delegation adoption view in real headless Chromium: counts, records with filters and
@@ -31,6 +31,7 @@ describe('the web delegation adoption view', {timeout: 120_000}, () => {
     ;[child] = await legacyAgents(hub, [{projectId, by: {agent: root}, role: 'baseline'}])
     browser = await launchChromium()
     page = await (await browser.newContext()).newPage()
+    await signInPage(page, base, hub.devToken)
   }, 120_000)
   afterAll(async () => {
     await browser?.close()

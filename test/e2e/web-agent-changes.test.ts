@@ -3,7 +3,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {iso} from '../../src/domain/shared/clock.js'
 import {makeRepos, sh, write, type TestRepos} from '../helpers/git-repos.js'
 import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
-import {launchChromium, screenshot, unlabelledControls} from '../helpers/web-browser.js'
+import {launchChromium, screenshot, signInPage, unlabelledControls} from '../helpers/web-browser.js'
 
 /**
  * The agent page's Changes tab in Debian Chromium, against a listening Hub whose co-located broker
@@ -41,6 +41,7 @@ describe('web: an agent\'s Changes tab (diff, merge, push)', {timeout: 180_000},
     write(paths.bob, 'src/app.ts', 'export const a = 100\nexport const b = 2\nexport const c = 3\n')
     browser = await launchChromium()
     page = await (await browser.newContext({viewport: {width: 1280, height: 900}})).newPage()
+    await signInPage(page, hub.url, hub.devToken)
   }, 120_000)
   afterAll(async () => {
     await browser?.close()

@@ -5,6 +5,7 @@ import {resolveBootstrap} from '../../src/config/bootstrap.js'
 import {createHub, listenHub, type Hub} from '../../src/main.js'
 import {startFakeBrokerHub, type FakeBrokerHub} from '../helpers/fake-broker-hub.js'
 import {pgAvailable} from '../helpers/hub.js'
+import {requestJson} from '../../src/client/http.js'
 import {launchChromium, screenshot} from '../helpers/web-browser.js'
 
 /**
@@ -29,6 +30,9 @@ describe.skipIf(!(await pgAvailable()))('web: an agent list on one replica follo
     bUrl = await listenHub(b, bootstrap)
     browser = await launchChromium()
     page = await (await browser.newContext()).newPage()
+    // A sign-in link made through replica A is spent on replica B: links live in the shared database.
+    const link = (await requestJson<{path: string}>('POST', `${a.url}/api/v1/auth/web-sign-in`, {token: a.devToken, body: {}})).body
+    await page.goto(`${bUrl}${link.path}`)
     page.on('request', (r) => {
       if (r.method() === 'GET' && new URL(r.url()).pathname === '/api/v1/agents') listReads.push(r.url())
     })

@@ -6,7 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {requestJson} from '../../src/client/http.js'
 import {startLocalRuntimeServer, type RunningServer} from '../helpers/cli.js'
 import {tmuxAt} from '../helpers/live-hub.js'
-import {launchChromium, screenshot, unlabelledControls} from '../helpers/web-browser.js'
+import {launchChromium, screenshot, signInPage, unlabelledControls} from '../helpers/web-browser.js'
 
 /**
  * Records every desktop notification the page constructs (window.__notes), then makes the real
@@ -48,6 +48,7 @@ describe('web: live agent pages, "needs you" and desktop notifications', {timeou
     await context.grantPermissions(['notifications'], {origin: server.url})
     await context.addInitScript(WRAP_NOTIFICATION)
     page = await context.newPage()
+    await signInPage(page, server.url, devToken)
     page.on('request', (r) => {
       if (r.method() === 'GET' && new URL(r.url()).pathname === '/api/v1/agents') listReads.push(r.url())
     })

@@ -29,6 +29,7 @@ describe('web: names, agent actions, artifacts, not found, hub name', {timeout: 
     project = (await api('GET', '/api/v1/projects')).projects[0]
     other = (await api('POST', '/api/v1/projects/register', {name: 'Second Project'})).project
     page = await hub.browser.newPage()
+    await hub.signIn(page)
   }, 120_000)
   afterAll(() => hub?.stop())
 

@@ -4,7 +4,7 @@ import type {Browser, BrowserContext, Page} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {listen} from '../helpers/artifacts.js'
 import {startTestHub, type TestHub} from '../helpers/hub.js'
-import {launchChromium, screenshot, SCREENSHOTS, unlabelledControls} from '../helpers/web-browser.js'
+import {launchChromium, screenshot, SCREENSHOTS, signInPage, unlabelledControls} from '../helpers/web-browser.js'
 
 const FILE = {'.svc/settings.yaml': 'schema_version: "1"\nserver:\n  hub:\n    hub_name: From File\n'}
 
@@ -39,8 +39,8 @@ describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
     await hub?.dispose()
   })
 
-  it('signs the loopback browser in as the dev user with an httpOnly session cookie', async () => {
-    await page.goto(`${base}/`)
+  it('signs the browser in as the dev user with a one-time link (svc web) and an httpOnly session cookie', async () => {
+    await signInPage(page, base, hub.devToken)
     await expect.poll(() => page.locator('#signed-in-as').textContent()).toBe('Signed in as Developer (system admin)')
     const cookie = (await context.cookies(base)).find((c) => c.name === 'svc_session')
     expect(cookie).toMatchObject({httpOnly: true, sameSite: 'Strict', path: '/'})

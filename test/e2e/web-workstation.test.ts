@@ -1,4 +1,4 @@
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import type {Browser, Page} from 'playwright-core'
@@ -10,8 +10,8 @@ import {launchChromium, screenshot, unlabelledControls} from '../helpers/web-bro
 
 /**
  * The done-when of the web pages, against a real `svc server start` (what `npm start` runs): a
- * workstation user opens the Hub's address, is signed in without doing anything, changes a
- * Layer-1 setting and sees it saved; then follows an agent live, types in its terminal and
+ * workstation user signs the browser in with the link `svc web` prints (nothing is signed in for
+ * coming from loopback), changes a Layer-1 setting and sees it saved; then follows an agent live, types in its terminal and
  * reads its logs.
  */
 describe('the web client of a workstation Hub started with svc server start', {timeout: 180_000}, () => {
@@ -37,9 +37,36 @@ describe('the web client of a workstation Hub started with svc server start', {t
     for (const d of [home, tmuxDir]) rmSync(d, {recursive: true, force: true})
   })
 
-  it('opening the Hub\'s address signs in as the dev user; a Layer-1 setting changed on the Settings tab is saved', async () => {
+  it('the Hub\'s address alone signs nobody in; the link `svc web` prints and opens signs in as the dev user; a Layer-1 setting changed on the Settings tab is saved', async () => {
     await page.goto(`${server.url}/`)
+    await expect.poll(() => page.locator('#svc-web-command').textContent()).toBe(`svc web --hub ${server.url}`)
+    expect(await page.locator('#signed-in-as').count()).toBe(0)
+    await screenshot(page, 'web-workstation-signed-out')
+    const cli = {...env, SVC_HUB_ENDPOINT: server.url, CI: ''}
+    // --json and --no-open print the link and open nothing.
+    const json = await runCli(['web', '--json'], {env: {...cli, SVC_BROWSER: `printf %s > ${join(home, 'opened-json')}`}, timeoutMs: 60_000})
+    expect(json.code, json.stderr).toBe(0)
+    expect(json.json).toEqual({url: expect.stringMatching(new RegExp(`^${server.url}/auth/web\\?token=`)), expiresAt: expect.any(String)})
+    const inCi = await runCli(['web'], {env: {...cli, CI: 'true', SVC_BROWSER: `printf %s > ${join(home, 'opened-ci')}`}, timeoutMs: 60_000})
+    expect(inCi.code, inCi.stderr).toBe(0)
+    expect(inCi.stdout).toMatch(/^Open this link in your browser within \d+ s \(it works once\):\n  http/)
+    expect(inCi.stdout).not.toContain('Opened')
+    // Without them (and with a browser command at hand, not in CI) the CLI opens the link itself.
+    const opened = join(home, 'opened-url')
+    const run = await runCli(['web', '/#/projects'], {env: {...cli, SVC_BROWSER: `printf %s > ${opened}`}, timeoutMs: 60_000})
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain('Opened it in your browser.')
+    await expect.poll(() => (existsSync(opened) ? readFileSync(opened, 'utf8') : ''), {timeout: 20_000}).toMatch(/\/auth\/web\?token=/)
+    const url = readFileSync(opened, 'utf8')
+    expect(run.stdout).toContain(url)
+    for (const f of ['opened-json', 'opened-ci']) expect(existsSync(join(home, f)), f).toBe(false)
+    await page.goto(url)
     await expect.poll(() => page.locator('#signed-in-as').textContent()).toBe('Signed in as Developer (system admin)')
+    expect(new URL(page.url()).hash).toBe('#/projects')
+    // The link was spent: opened again (another browser), it signs nobody in.
+    const other = await (await browser.newContext()).newPage()
+    expect((await other.goto(url))?.status()).toBe(401)
+    await other.context().close()
     await page.getByRole('link', {name: 'Settings'}).click()
     const quota = page.locator('svc-settings-section[data-section="quotas"] svc-field[data-key="quotas.max_agents_per_project"] input')
     await quota.fill('12')

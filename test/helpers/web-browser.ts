@@ -1,6 +1,7 @@
 import {mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {chromium, type Browser, type Page} from 'playwright-core'
+import {requestJson} from '../../src/client/http.js'
 
 /** Screenshots of the browser tests: test output, not committed. */
 export const SCREENSHOTS = join(process.cwd(), 'test-output', 'screenshots')
@@ -35,4 +36,15 @@ export function unlabelledControls(page: Page): Promise<string[]> {
     visit(document)
     return out
   })
+}
+
+/**
+ * Signs the page's browser context in as `svc web` does: asks the Hub for a one-time link with
+ * `token` (the dev credential or a session) and opens it, landing on `path` (default `/`).
+ * Nothing signs a browser in for coming from loopback.
+ */
+export async function signInPage(page: Page, hubUrl: string, token: string, path = '/'): Promise<void> {
+  const base = hubUrl.replace(/\/+$/, '')
+  const link = (await requestJson<{path: string}>('POST', `${base}/api/v1/auth/web-sign-in`, {token, body: {path}})).body
+  await page.goto(`${base}${link.path}`)
 }

@@ -1,16 +1,18 @@
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import type {Browser} from 'playwright-core'
+import type {Browser, Page} from 'playwright-core'
 import {requestJson} from '../../src/client/http.js'
 import {startLocalRuntimeServer, type RunningServer} from './cli.js'
 import {tmuxAt} from './live-hub.js'
-import {launchChromium} from './web-browser.js'
+import {launchChromium, signInPage} from './web-browser.js'
 
 export interface WebWorkstation {
   server: RunningServer
   devToken: string
   browser: Browser
+  /** Signs the page's browser context in as the dev user with a one-time link (`svc web`), landing on `path`. */
+  signIn(page: Page, path?: string): Promise<void>
   /** The dev user's API call: the answer's body (an error answer throws the client's AppError). */
   api(method: string, path: string, body?: unknown): Promise<any>
   /** Closes the browser, stops the Hub and its tmux server, removes the temp directories. */
@@ -28,6 +30,7 @@ export async function startWebWorkstation(prefix: string): Promise<WebWorkstatio
     server,
     devToken,
     browser,
+    signIn: (page, path) => signInPage(page, server.url, devToken, path),
     api: async (method, path, body) => (await requestJson(method, `${server.url}${path}`, {token: devToken, ...(body !== undefined && {body})})).body,
     async stop() {
       await browser.close()
