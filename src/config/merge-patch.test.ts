@@ -18,6 +18,13 @@ describe('mergePatch (JSON Merge Patch, RFC 7396)', () => {
     expect(mergePatch({'service.name': 'a'}, {'service.version': '1'})).toEqual({'service.name': 'a', 'service.version': '1'})
   })
 
+  it('keeps a key named __proto__ a plain key (no prototype change)', () => {
+    const out = mergePatch({a: 1}, JSON.parse('{"__proto__": {"polluted": true}}')) as Record<string, unknown>
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype)
+    expect(Object.keys(out)).toEqual(['a', '__proto__'])
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  })
+
   it('never mutates its arguments', () => {
     const target = {a: {b: 1}}
     const patch = {a: {c: 2}}

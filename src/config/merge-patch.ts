@@ -15,7 +15,8 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   const out: Tree = isObj(target) ? structuredClone(target) : {}
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k]
-    else out[k] = mergePatch(out[k], v)
+    // Own properties only, defined rather than assigned: a key named `__proto__` stays a key.
+    else Object.defineProperty(out, k, {value: mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v), enumerable: true, writable: true, configurable: true})
   }
   return out
 }
@@ -32,7 +33,7 @@ export function mergeEdits(path: readonly string[], current: unknown, patch: unk
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) {
       if (k in current) edits.push({path: [...path, k], value: null})
-    } else edits.push(...mergeEdits([...path, k], current[k], v))
+    } else edits.push(...mergeEdits([...path, k], Object.hasOwn(current, k) ? current[k] : undefined, v))
   }
   return edits
 }
