@@ -11,7 +11,7 @@
  * its sandbox mounts; nothing is ever re-derived from files the agent can write.
  */
 import {closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, renameSync, writeFileSync} from 'node:fs'
-import {join, relative, sep} from 'node:path'
+import {basename, isAbsolute, join, relative, sep} from 'node:path'
 import {WorkspaceRefusal} from './refusal.js'
 
 export interface AgentRepoPaths {
@@ -70,8 +70,20 @@ export function readRecord(paths: AgentRepoPaths): AgentRepoRecord | null {
   }
 }
 
-/** The paths an agent's sandbox or container mounts for its repository, from its record only. */
+/**
+ * The paths an agent's sandbox or container mounts for its repository, from its record only,
+ * and checked: its own git directory read-write (a real directory where svc made it), and the
+ * checkout's object directory read-only (an absolute `objects` directory outside the broker's
+ * state, not a link). Anything else is refused before the agent starts.
+ */
 export function repoMounts(paths: AgentRepoPaths, rec: AgentRepoRecord): {writable: string[]; readable: string[]} {
+  const git = lstatSync(paths.gitDir, {throwIfNoEntry: false})
+  if (!git?.isDirectory()) throw new WorkspaceRefusal('workspace_missing', `the agent's repository ${paths.gitDir} is missing on this broker`, {path: paths.gitDir})
+  if (rec.objects !== null) {
+    const st = lstatSync(rec.objects, {throwIfNoEntry: false})
+    const ok = isAbsolute(rec.objects) && basename(rec.objects) === 'objects' && !rec.objects.split('/').includes('..') && !isInside(paths.stateDir, rec.objects) && st?.isDirectory()
+    if (!ok) throw new WorkspaceRefusal('workspace_tampered', `the agent's record names ${JSON.stringify(rec.objects)} as the checkout's objects, which svc does not mount`)
+  }
   return {writable: [paths.gitDir], readable: rec.objects ? [rec.objects] : []}
 }
 

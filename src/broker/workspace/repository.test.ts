@@ -1,0 +1,50 @@
+import {existsSync} from 'node:fs'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {commitFile, makeRepos, sh, type TestRepos} from '../../../test/helpers/git-repos.js'
+import {agentRepoPaths} from './agent-repo.js'
+import {createWorkspace, keptRepoPath, removeWorkspace} from './repository.js'
+
+describe("an agent's own repository: made, removed, its branch kept", () => {
+  let repos: TestRepos
+  beforeEach(() => (repos = makeRepos()))
+  afterEach(() => repos.dispose())
+
+  it('removing it fetches its branch into the checkout, or beside it when that name moved meanwhile', async () => {
+    const ws = await repos.addAgent('keep')
+    const tip = commitFile(ws.path, 'keep.txt', 'work\n')
+    // Someone made svc/keep in the checkout meanwhile, on other history: it is not overwritten.
+    sh(repos.checkout, 'checkout', '-q', '-b', 'svc/keep')
+    const theirs = commitFile(repos.checkout, 'theirs.txt', 'a person\'s work\n')
+    sh(repos.checkout, 'checkout', '-q', 'main')
+    expect(await removeWorkspace(ws.paths, ws)).toBeNull()
+    expect(sh(repos.checkout, 'rev-parse', 'svc/keep')).toBe(theirs)
+    expect(sh(repos.checkout, 'rev-parse', 'svc/keep-keep')).toBe(tip)
+    for (const p of [ws.paths.workdir, ws.paths.gitDir, ws.paths.hostDir, ws.paths.record]) expect(existsSync(p), p).toBe(false)
+  })
+
+  it('removeBranch (undoing a failed create) keeps nothing', async () => {
+    const ws = await repos.addAgent('undo')
+    commitFile(ws.path, 'x.txt', 'x\n')
+    await removeWorkspace(ws.paths, ws, {removeBranch: true})
+    expect(() => sh(repos.checkout, 'rev-parse', '--verify', '-q', 'refs/heads/svc/undo')).toThrow()
+  })
+
+  it('a clone of the remote: unpushed commits are kept in kept-branches, an untouched one keeps nothing', async () => {
+    const paths = agentRepoPaths(repos.stateDir, 'cl')
+    const ws = (await createWorkspace({gitRemote: repos.remote, branch: 'svc/cl'}, paths))!
+    expect(ws).toMatchObject({branch: 'svc/cl', baseRef: 'main', baseCommit: sh(repos.remote, 'rev-parse', 'main')})
+    const tip = commitFile(ws.path, 'cl.txt', 'only here\n')
+    const kept = await removeWorkspace(paths, ws)
+    expect(kept).toBe(keptRepoPath(paths))
+    expect(sh(kept!, 'rev-parse', 'refs/heads/svc/cl')).toBe(tip)
+    const paths2 = agentRepoPaths(repos.stateDir, 'cl2')
+    const ws2 = (await createWorkspace({gitRemote: repos.remote, branch: 'svc/cl2'}, paths2))!
+    expect(await removeWorkspace(paths2, ws2)).toBeNull()
+  })
+
+  it('a remote that is no repository is clone_failed, and nothing is left behind', async () => {
+    const paths = agentRepoPaths(repos.stateDir, 'bad')
+    await expect(createWorkspace({gitRemote: `${repos.root}/nope.git`, branch: 'svc/bad'}, paths)).rejects.toMatchObject({code: 'clone_failed'})
+    for (const p of [paths.workdir, paths.gitDir, paths.hostDir, paths.record]) expect(existsSync(p), p).toBe(false)
+  })
+})
