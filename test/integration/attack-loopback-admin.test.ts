@@ -15,6 +15,8 @@ import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
  * Hub (its health answer, and its own token recognised as an agent).
  */
 const ATTACK = (direct: string) => `#!/bin/sh
+# The agent's own credential, from its environment or the file the runtime names.
+TOKEN="\${SVC_AUTH_TOKEN:-$(cat "$SVC_AUTH_TOKEN_FILE" 2>/dev/null)}"
 via=ENDPOINT
 for H in "$SVC_HUB_ENDPOINT" "${direct}"; do
   HP="\${H#http://}"; HP="\${HP%%/*}"
@@ -28,14 +30,15 @@ for H in "$SVC_HUB_ENDPOINT" "${direct}"; do
   probe DEVPOST "$H/api/v1/auth/dev-session" -X POST -H 'content-type: application/json' --data '{}'
   probe DEVGET "$H/api/v1/auth/dev-session"
   probe LINKANON "$H/api/v1/auth/web-sign-in" -X POST -H 'content-type: application/json' --data '{}'
-  probe LINKAGENT "$H/api/v1/auth/web-sign-in" -X POST -H 'content-type: application/json' -H "Authorization: Bearer $SVC_AUTH_TOKEN" --data '{"path":"/#/settings"}'
+  probe LINKAGENT "$H/api/v1/auth/web-sign-in" -X POST -H 'content-type: application/json' -H "Authorization: Bearer $TOKEN" --data '{"path":"/#/settings"}'
   probe PAGENONE "$H/auth/web"
   probe PAGEGUESS "$H/auth/web?token=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
   probe ADMIN "$H/api/v1/admin/status"
   via=DIRECT
 done
 echo "CTL_HEALTH=$(curl -s -m 10 "$SVC_HUB_ENDPOINT/healthz" | tr -d ' \\n')"
-echo "CTL_ME=$(curl -s -m 10 -H "Authorization: Bearer $SVC_AUTH_TOKEN" "$SVC_HUB_ENDPOINT/api/v1/auth/me" | grep -c '"kind":"agent"')"
+echo "CTL_ME=$(curl -s -m 10 -H "Authorization: Bearer $TOKEN" "$SVC_HUB_ENDPOINT/api/v1/auth/me" | grep -c '"kind":"agent"')"
+echo "CTL_ENDPOINT=$SVC_HUB_ENDPOINT"
 echo "ATK_DONE=yes"
 `
 
@@ -77,8 +80,10 @@ describeEachDialect('attack: admin from loopback, from inside a sandboxed agent'
     expect(value('CTL_HEALTH')).toBe('{"status":"ok"}')
     expect(value('CTL_ME')).toBe('1')
 
-    // Through the endpoint the agent is given: every route refuses, and no cookie is set.
-    expect({
+    // Through the endpoint the agent is given: every route refuses, and no cookie is set. When
+    // that endpoint is the Hub itself, the answers are the Hub's own; behind an egress proxy, the
+    // proxy may refuse first.
+    const answers = {
       devPost: value('ATK_ENDPOINT_DEVPOST'),
       devGet: value('ATK_ENDPOINT_DEVGET'),
       linkAnon: value('ATK_ENDPOINT_LINKANON'),
@@ -86,7 +91,12 @@ describeEachDialect('attack: admin from loopback, from inside a sandboxed agent'
       pageNone: value('ATK_ENDPOINT_PAGENONE'),
       pageGuess: value('ATK_ENDPOINT_PAGEGUESS'),
       admin: value('ATK_ENDPOINT_ADMIN'),
-    }).toEqual({devPost: '404/0', devGet: '404/0', linkAnon: '401/0', linkAgent: '403/0', pageNone: '401/0', pageGuess: '401/0', admin: '401/0'})
+    }
+    if (value('CTL_ENDPOINT') === hub.url) {
+      expect(answers).toEqual({devPost: '404/0', devGet: '404/0', linkAnon: '401/0', linkAgent: '403/0', pageNone: '401/0', pageGuess: '401/0', admin: '401/0'})
+    } else {
+      for (const [name, v] of Object.entries(answers)) expect(v, name).toMatch(/^(4\d\d|none)\/0$/)
+    }
     // Straight at the Hub's loopback port: refused the same way, or not reachable at all.
     for (const name of ['DEVPOST', 'DEVGET', 'LINKANON', 'LINKAGENT', 'PAGENONE', 'PAGEGUESS', 'ADMIN']) {
       const v = value(`ATK_DIRECT_${name}`)
