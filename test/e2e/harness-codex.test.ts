@@ -7,6 +7,8 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {codex} from '../../src/broker/harnesses/codex.js'
+import {agentRepoPaths} from '../../src/broker/workspace/agent-repo.js'
+import {createWorkspace} from '../../src/broker/workspace/repository.js'
 import type {HookReport, LaunchContext} from '../../src/broker/harnesses/types.js'
 import {BIN, runCli, startLocalRuntimeServer, type RunningServer} from '../helpers/cli.js'
 import {killTmuxServer, tmuxAt, waitFor} from '../helpers/live-hub.js'
@@ -19,10 +21,12 @@ const git = (cwd: string, ...args: string[]) => {
   return r.stdout
 }
 const shq = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`
+/** What Codex shows when it stops at a dialog: sign-in, folder trust, an update. */
+const DIALOG = /Sign in|trust the files|Trust this folder|Update available|Press enter to continue/i
 
 /**
  * The real Codex CLI as the module lays it out (prepare, args, env) in tmux against the
- * scripted Responses API server, in a git worktree. Its hooks run a recorder in place of
+ * scripted Responses API server, in an agent's own repository as the broker makes it. Its hooks run a recorder in place of
  * `svc hook codex <event>` (same argv shape, payload on stdin); each recorded event goes through
  * the module's onHook, so this checks the mapping against what the real CLI sends.
  */
@@ -30,7 +34,7 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
   const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-codex-'))
   const tmuxDir = join(dir, 'tmux')
   const checkout = join(dir, 'checkout')
-  const workdir = join(dir, 'wt')
+  let workdir: string
   const home = join(dir, 'home')
   const events = join(dir, 'events.jsonl')
   const recorder = join(dir, 'record-hook.mjs')
@@ -73,7 +77,8 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
     writeFileSync(join(checkout, 'README.md'), '# demo\n')
     git(checkout, 'add', '-A')
     git(checkout, 'commit', '-q', '-m', 'init')
-    git(checkout, 'worktree', 'add', '-q', '-b', 'svc/fix', workdir)
+    // The agent's own repository and work tree, as a broker makes them (objects borrowed from the checkout).
+    workdir = (await createWorkspace({checkout, branch: 'svc/fix'}, agentRepoPaths(join(dir, 'state'), 'a-1')))!.path
     writeFileSync(
       recorder,
       `import {appendFileSync, readFileSync} from 'node:fs'\nconst payload = JSON.parse(readFileSync(0, 'utf8') || 'null')\nappendFileSync(${JSON.stringify(events)}, JSON.stringify({event: process.argv[2], payload}) + '\\n')\n`,
@@ -113,10 +118,10 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
     await waitFor(() => lastReport()?.activity === 'thinking', 30_000, `thinking while the answer is held (reports: ${JSON.stringify(reports())})`)
     // The prompt UI is up and nothing asks the user anything (sign-in, trust, update).
     await waitFor(() => /gpt-5\.1-codex low/.test(pane()), 30_000, `the Codex prompt UI (pane:\n${pane()})`)
-    expect(pane()).not.toMatch(/Sign in|trust the files|Update available|Press enter to continue/i)
+    expect(pane()).not.toMatch(DIALOG)
   })
 
-  it('the shell tool runs in the worktree: executing with its command, then idle when the turn ends', async () => {
+  it('the shell tool runs in the work tree: executing with its command, then idle when the turn ends', async () => {
     server.release()
     await waitFor(() => reports().some((r) => r.activity === 'executing'), 60_000, `an executing report (reports: ${JSON.stringify(reports())})`)
     expect(reports().find((r) => r.activity === 'executing')).toMatchObject({event: 'PreToolUse', detail: 'Bash: echo made-by-codex > marker.txt; sleep 2'})
@@ -214,6 +219,21 @@ describe('Codex CLI prepared by the codex module, against the scripted model ser
     expect(reports().slice(before).find((r) => r.activity === 'executing')).toMatchObject({event: 'PreToolUse', detail: 'Bash: echo code-mode > marker2.txt'})
     expect(readFileSync(join(workdir, 'marker2.txt'), 'utf8')).toBe('code-mode\n')
   })
+
+  it('control: without the work tree trusted, Codex stops at its folder-trust dialog (what the first run checks is absent)', async () => {
+    await killTmuxServer(tmuxDir)
+    const untrusted = {...ctx, home: join(dir, 'home-untrusted'), task: undefined}
+    mkdirSync(untrusted.home)
+    await codex.prepare(untrusted)
+    const config = join(untrusted.home, '.codex', 'config.toml')
+    const prepared = readFileSync(config, 'utf8')
+    const trust = `[projects.${JSON.stringify(workdir)}]\ntrust_level = "trusted"\n`
+    expect(prepared).toContain(trust)
+    writeFileSync(config, prepared.replace(trust, ''))
+    start(untrusted)
+    await waitFor(() => DIALOG.test(pane()), 30_000, `the folder-trust dialog (pane:\n${pane()})`)
+    expect(pane()).toContain(workdir)
+  })
 })
 
 /**
@@ -289,10 +309,10 @@ describe('svc agent create --harness codex against a workstation Hub', {timeout:
     await model.waitForRequest((q) => userTexts(q.body).includes('write the hub marker'), 60_000, 'the task as the first prompt')
     await waitActivity((a) => a.activity === 'thinking', 'thinking while the answer is held')
     await waitFor(() => /Ask Codex to do anything|GPT-|gpt-/.test(pane()), 30_000, `the Codex prompt UI (pane:\n${pane()})`)
-    expect(pane()).not.toMatch(/Sign in|trust the files|Update available|Press enter to continue/i)
+    expect(pane()).not.toMatch(DIALOG)
   })
 
-  it('executing with the tool while it runs, its file in the worktree on svc/fix, idle after the turn', async () => {
+  it('executing with the tool while it runs, its file in the work tree on svc/fix, idle after the turn', async () => {
     model.release()
     const running = await waitActivity((a) => a.activity === 'executing', 'executing while the tool runs')
     expect(running.detail).toBe('Bash: echo from-codex > hub-marker.txt; sleep 3')

@@ -3,8 +3,6 @@
  * (merged line by line into what Codex itself wrote there, so its own state survives every
  * start), and `hooks.json`, which svc owns whole.
  */
-import {readFileSync} from 'node:fs'
-import {isAbsolute, join, resolve} from 'node:path'
 
 export type TomlScalar = string | number | boolean
 export type TomlValue = TomlScalar | TomlScalar[]
@@ -135,27 +133,4 @@ export function hooksJson(hookCommand: string[]): string {
   const hooks: Record<string, unknown> = {}
   for (const event of HOOK_EVENTS) hooks[event] = [{hooks: [{type: 'command', command: shellCommand([...hookCommand, event])}]}]
   return JSON.stringify({hooks}, null, 2) + '\n'
-}
-
-/**
- * The directories Codex may key folder trust on for `workdir`: the directory itself and, for a
- * git worktree (a `.git` file pointing into another checkout), that checkout's root, since Codex
- * resolves a worktree to its main repository when it looks trust up.
- */
-export function trustRoots(workdir: string): string[] {
-  const roots = [workdir]
-  try {
-    const dotGit = readFileSync(join(workdir, '.git'), 'utf8')
-    const m = /^gitdir:\s*(.+)$/m.exec(dotGit)
-    if (m) {
-      const gitdir = isAbsolute(m[1].trim()) ? m[1].trim() : resolve(workdir, m[1].trim())
-      // <checkout>/.git/worktrees/<name> -> <checkout>
-      const marker = `${'/'}.git${'/'}worktrees${'/'}`
-      const at = gitdir.lastIndexOf(marker)
-      if (at > 0) roots.push(gitdir.slice(0, at))
-    }
-  } catch {
-    // No .git file (a plain checkout, or no git at all): the directory alone.
-  }
-  return [...new Set(roots)]
 }

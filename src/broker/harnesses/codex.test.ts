@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, describe, expect, it} from 'vitest'
 import {prepareHarnessHome} from './prepare-home.js'
-import {headerPath, mergeConfigToml, shellCommand, trustRoots} from './codex-config.js'
+import {headerPath, mergeConfigToml, shellCommand} from './codex-config.js'
 import {codex, codexHookUsage, usageFromTranscript} from './codex.js'
 import {harnessModule} from './registry.js'
 import type {LaunchContext} from './types.js'
@@ -31,11 +31,6 @@ function ctx(over: Partial<LaunchContext> = {}): LaunchContext {
     userHome: join(dir, 'user'),
     ...over,
   }
-}
-
-const git = (cwd: string, ...args: string[]) => {
-  const r = spawnSync('git', args, {cwd, encoding: 'utf8'})
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`)
 }
 
 /** Codex itself loads the config (a duplicate table or a bad value fails here). */
@@ -106,19 +101,16 @@ describe('codex harness module', () => {
     expect(codexLoads(c.home)).toMatchObject({code: 0})
   })
 
-  it('prepare for a git worktree also trusts the checkout it belongs to', async () => {
+  it('prepare trusts the work tree alone: a .git file the agent wrote widens nothing', async () => {
     const c = ctx()
     const checkout = join(c.workdir, '..', 'checkout')
-    mkdirSync(checkout)
-    git(checkout, 'init', '-q')
-    git(checkout, '-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'init')
-    const wt = join(c.workdir, 'wt')
-    git(checkout, 'worktree', 'add', '-q', '-b', 'svc/fix', wt)
-    expect(trustRoots(wt)).toEqual([wt, checkout])
-    await codex.prepare({...c, workdir: wt})
+    mkdirSync(join(checkout, '.git', 'worktrees', 'x'), {recursive: true})
+    // What an agent could write in its own work tree: a .git naming a worktree of another checkout.
+    writeFileSync(join(c.workdir, '.git'), `gitdir: ${join(checkout, '.git', 'worktrees', 'x')}\n`)
+    await codex.prepare(c)
     const config = readFileSync(join(c.home, '.codex', 'config.toml'), 'utf8')
-    expect(config).toContain(`[projects.${JSON.stringify(checkout)}]`)
-    expect(readdirSync(wt)).toEqual(['.git'])
+    expect(config.match(/^\[projects\..*\]$/gm)).toEqual([`[projects.${JSON.stringify(c.workdir)}]`])
+    expect(readdirSync(c.workdir)).toEqual(['.git'])
   })
 
   it('credentials-file auth copies the user\'s codex login and writes no provider', async () => {

@@ -6,7 +6,7 @@
  */
 import {mkdir, readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {hooksJson, mergeConfigToml, trustRoots, type TomlTable, type TomlValue} from './codex-config.js'
+import {hooksJson, mergeConfigToml, type TomlTable, type TomlValue} from './codex-config.js'
 import {clipLine, toolDetail} from './tool-detail.js'
 import type {HarnessModule, HookReport, LaunchContext, SessionUsage} from './types.js'
 
@@ -41,9 +41,9 @@ export function codexConfig(ctx: LaunchContext): {root: Record<string, TomlValue
     // API-key auth goes through a provider of our own: Codex's built-in `openai` provider ignores
     // OPENAI_BASE_URL and, with no `codex login`, stops at its sign-in screen.
     model_provider: apiKey ? CODEX_PROVIDER : undefined,
-    // The agent works unattended in its own worktree; svc's sandbox (bubblewrap, a container) is
-    // the boundary. Codex's own Linux sandbox cannot nest inside bubblewrap (verified: it needs a
-    // writable /tmp and its helper on PATH). A harness config's args (`-a on-request -s
+    // The agent works unattended in its own work tree and repository; svc's sandbox (bubblewrap,
+    // a container) is the boundary. Codex's own Linux sandbox cannot nest inside bubblewrap
+    // (verified: it needs a writable /tmp and its helper on PATH). A harness config's args (`-a on-request -s
     // workspace-write`) override both, and then approvals report waiting_for_input.
     approval_policy: 'never',
     sandbox_mode: 'danger-full-access',
@@ -56,7 +56,10 @@ export function codexConfig(ctx: LaunchContext): {root: Record<string, TomlValue
       entries: {name: 'OpenAI (svc)', base_url: ctx.env.OPENAI_BASE_URL || DEFAULT_BASE_URL, env_key: 'OPENAI_API_KEY', wire_api: 'responses'},
     })
   }
-  for (const dir of trustRoots(ctx.workdir)) tables.push({path: ['projects', dir], entries: {trust_level: 'trusted'}})
+  // The work tree alone is trusted: Codex looks its working directory up first, so nothing else
+  // is needed (verified with Codex 0.169 on an agent's own repository), and nothing is read from
+  // the work tree's `.git`, which the agent writes.
+  tables.push({path: ['projects', ctx.workdir], entries: {trust_level: 'trusted'}})
   tables.push({path: ['analytics'], entries: {enabled: false}})
   return {root, tables}
 }
