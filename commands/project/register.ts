@@ -17,7 +17,7 @@ interface RegisterResult {
 export default class ProjectRegister extends BaseCommand<RegisterResult> {
   static override description = `Register a project, or link to the one already registered for the same git remote.
 
-NAME defaults to the checkout's (or the current directory's) name and --remote to the checkout's origin remote. Run inside a git checkout, it also links the checkout: hub.grove_id is written to <checkout>/.svc/settings.yaml, so svc commands run there use this project, and a Hub on this machine (reached at a loopback address, this host's name or one of its addresses) records its path: agents then work in git worktrees of it, on svc/<agent> branches. A Hub elsewhere cannot see the checkout; its agents work in clones of the remote. A --remote naming another repository than the checkout's origin does not link the checkout.`
+NAME defaults to the checkout's (or the current directory's) name and --remote to the checkout's origin remote. Run inside a git checkout, it also links the checkout: hub.grove_id is written to <checkout>/.svc/settings.yaml, so svc commands run there use this project, and a Hub on this machine (reached at a loopback address, this host's name or one of its addresses) records its path: agents then work in git repositories of their own made from it, each on its branch svc/<agent>, which comes back to the checkout when the agent is merged, pushed or deleted. A Hub elsewhere cannot see the checkout; its agents work in clones of the remote. A --remote naming another repository than the checkout's origin does not link the checkout.`
   static override examples = ['<%= config.bin %> project register', '<%= config.bin %> project register demo --remote git@github.com:acme/demo.git']
   static override args = {name: Args.string({description: 'Project name.'})}
   static override flags = {
@@ -30,7 +30,7 @@ NAME defaults to the checkout's (or the current directory's) name and --remote t
   async execute() {
     const {args, flags} = await this.parse(ProjectRegister)
     const {checkoutRoot, originUrl} = await import('../../src/broker/workspace/repository.js')
-    const {checkoutLink, hubOnThisMachine, linkNote} = await import('../../src/cli/checkout-link.js')
+    const {checkoutLink, excludeLinkFile, hubOnThisMachine, linkNote} = await import('../../src/cli/checkout-link.js')
     const root = flags['no-link'] ? null : await orNull(checkoutRoot(process.cwd()))
     const origin = await orNull(originUrl(process.cwd()))
     const hubLocal = root ? await hubOnThisMachine(await this.endpoint(flags.hub)) : false
@@ -42,6 +42,8 @@ NAME defaults to the checkout's (or the current directory's) name and --remote t
     if (link.checkout) {
       const {linkCheckout} = await import('../../src/config/settings-service.js')
       linked = await linkCheckout(link.checkout, result.project.id)
+      // The link is this user's: keep it out of `git status` (info/exclude, not .gitignore).
+      await excludeLinkFile(link.checkout)
     }
     this.note = linkNote(result.project, link, linked)
     return {...result, linked}

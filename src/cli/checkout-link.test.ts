@@ -1,6 +1,9 @@
 import {describe, expect, it} from 'vitest'
-import {hostname, networkInterfaces} from 'node:os'
-import {checkoutLink, hubOnThisMachine, isLoopbackUrl, linkNote} from './checkout-link.js'
+import {execFileSync} from 'node:child_process'
+import * as fs from 'node:fs'
+import {hostname, networkInterfaces, tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {checkoutLink, excludeLinkFile, hubOnThisMachine, isLoopbackUrl, linkNote} from './checkout-link.js'
 
 describe('svc project register: what a checkout links', () => {
   it('only a Hub on this machine gets the checkout as localPath', () => {
@@ -33,10 +36,50 @@ describe('svc project register: what a checkout links', () => {
 
   it('says where the agents of the linked project work', () => {
     const file = '/src/app/.svc/settings.yaml'
-    expect(linkNote({id: 'p1', localPath: '/src/app'}, {checkout: '/src/app', sendPath: true}, file)).toBe(`Linked this checkout (hub.grove_id in ${file}): agents created here work in worktrees of it.`)
-    expect(linkNote({id: 'p1', localPath: '/elsewhere/app'}, {checkout: '/src/app', sendPath: true}, file)).toMatch(/its agents work in worktrees of \/elsewhere\/app, the checkout it was registered with/)
+    expect(linkNote({id: 'p1', localPath: '/src/app'}, {checkout: '/src/app', sendPath: true}, file)).toBe(`Linked this checkout (hub.grove_id in ${file}): agents created here work in repositories of their own made from it; their branches come back to it when they are merged, pushed or deleted.`)
+    expect(linkNote({id: 'p1', localPath: '/elsewhere/app'}, {checkout: '/src/app', sendPath: true}, file)).toMatch(/its agents work in repositories of their own made from \/elsewhere\/app, the checkout it was registered with/)
     expect(linkNote({id: 'p1', localPath: null, gitRemote: 'github.com/acme/app'}, {checkout: '/src/app', sendPath: false}, file)).toMatch(/the Hub is not on this machine, so its agents work in clones of the project's remote/)
     expect(linkNote({id: 'p1', localPath: null, gitRemote: null}, {checkout: '/src/app', sendPath: false}, file)).toMatch(/no remote, so its agents start in an empty directory: register it with --remote/)
     expect(linkNote({id: 'p1'}, {checkout: null, sendPath: false, skipped: 'x'}, null)).toBe('Not linked: x. Use it with --project p1, SVC_HUB_GROVE_ID, or hub.grove_id in .svc/settings.yaml.')
+  })
+})
+
+describe('excludeLinkFile: the link file in <git-common-dir>/info/exclude', () => {
+  const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-C', cwd, ...args], {encoding: 'utf8', env: {...process.env, GIT_AUTHOR_NAME: 'D', GIT_AUTHOR_EMAIL: 'd@x', GIT_COMMITTER_NAME: 'D', GIT_COMMITTER_EMAIL: 'd@x'}}).trim()
+  const repo = () => {
+    const dir = fs.mkdtempSync(join(tmpdir(), 'svc-exclude-'))
+    git(dir, 'init', '-q', '-b', 'main')
+    fs.writeFileSync(join(dir, 'a.txt'), 'a\n')
+    git(dir, 'add', 'a.txt')
+    git(dir, 'commit', '-q', '-m', 'a')
+    fs.mkdirSync(join(dir, '.svc'))
+    fs.writeFileSync(join(dir, '.svc', 'settings.yaml'), 'hub:\n  grove_id: p1\n')
+    return dir
+  }
+
+  it('writes the line once, keeps what the file held, and leaves a file git already ignores or tracks alone', async () => {
+    const dir = repo()
+    try {
+      expect(git(dir, 'status', '--porcelain')).toBe('?? .svc/')
+      fs.writeFileSync(join(dir, '.git', 'info', 'exclude'), '# mine\n*.swp')
+      expect(await excludeLinkFile(dir)).toBe(join(dir, '.git', 'info', 'exclude'))
+      expect(fs.readFileSync(join(dir, '.git', 'info', 'exclude'), 'utf8')).toMatch(/^# mine\n\*\.swp\n# svc project register: .*\n\/\.svc\/settings\.yaml\n$/)
+      expect(git(dir, 'status', '--porcelain')).toBe('')
+      expect(await excludeLinkFile(dir)).toBeNull()
+      expect(fs.readFileSync(join(dir, '.git', 'info', 'exclude'), 'utf8').match(/\.svc/g)).toHaveLength(1)
+    } finally {
+      fs.rmSync(dir, {recursive: true, force: true})
+    }
+    const ignored = repo()
+    try {
+      fs.writeFileSync(join(ignored, '.gitignore'), '.svc/\n')
+      expect(await excludeLinkFile(ignored)).toBeNull()
+      git(ignored, 'add', '-f', '.svc/settings.yaml')
+      fs.rmSync(join(ignored, '.gitignore'))
+      expect(await excludeLinkFile(ignored)).toBeNull()
+      expect(fs.readFileSync(join(ignored, '.git', 'info', 'exclude'), 'utf8')).not.toContain('.svc')
+    } finally {
+      fs.rmSync(ignored, {recursive: true, force: true})
+    }
   })
 })
