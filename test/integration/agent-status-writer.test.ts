@@ -30,7 +30,7 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     w.report(agentId, {activity: 'thinking', detail: 'pondering'})
     const mark = w.readMark()
     const before = await hub.store.agents.get(agentId)
-    expect(before).toMatchObject({activity: null})
+    expect(before).toMatchObject({activity: 'idle'})
     await w.flush()
     // The read above returns after the commit: the overlay still carries the report.
     expect(w.pendingFor(agentId, mark)).toMatchObject({activity: 'thinking', detail: 'pondering'})

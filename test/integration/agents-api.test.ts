@@ -44,7 +44,7 @@ describeEachDialect('agents: the API', (dialect) => {
       projectId,
       brokerId: hub.fake.brokerId,
       phase: 'running',
-      activity: null,
+      activity: 'idle',
       detail: '',
       harnessConfig: 'shell',
       task: 'look around',
@@ -236,7 +236,7 @@ describeEachDialect('agents: the API', (dialect) => {
 
   it('a running agent not heard from within the heartbeat timeout reads as offline; a report brings it back', async () => {
     const a = (await create({name: 'quiet'})).body.agent
-    expect((await get(a.id)).body.agent.activity).toBe(null)
+    expect((await get(a.id)).body.agent.activity).toBe('idle')
     clock.advance(HEARTBEAT_TIMEOUT_MS + 5000)
     try {
       expect((await get(a.id)).body.agent).toMatchObject({phase: 'running', activity: 'offline'})

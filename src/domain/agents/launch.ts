@@ -17,7 +17,7 @@ import {maskPatterns, maskText, SECRET_NAME} from './log-masking.js'
 const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
 
 /** Broker refusals that mean nothing was made: passed on with their own code, not as broker_error. */
-const LAUNCH_REFUSALS = new Set(['harness_not_installed', 'checkout_invalid', 'checkout_detached', 'checkout_dirty', 'branch_exists', 'clone_failed', 'workspace_failed', 'workspace_missing', 'workspace_legacy'])
+const LAUNCH_REFUSALS = new Set(['harness_not_installed', 'checkout_invalid', 'checkout_detached', 'checkout_dirty', 'branch_exists', 'clone_failed', 'workspace_failed', 'workspace_missing', 'workspace_legacy', 'runtime_unavailable'])
 
 /** The broker's refusal as the AppError it stands for, or null for any other failure. */
 export function launchRefusal(err: unknown): AppError | null {
@@ -134,6 +134,17 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
   }
 
   /**
+   * The activity of an agent whose harness has just started and reported nothing yet, never
+   * blank: `thinking` when it was given its task (a harness with hooks reports from there on),
+   * else `idle` (a resumed session, or one with no task, waits for a message; a shell reports
+   * nothing). The broker gives the task only on a first start (no workspace yet: agent-launch.ts).
+   */
+  function firstActivity(agent: AgentRecord, harness: string | undefined): string {
+    const taskGiven = !!agent.task && !agent.workspace
+    return taskGiven && harness !== undefined && harness !== 'shell' ? 'thinking' : 'idle'
+  }
+
+  /**
    * Sends the start command; the agent is running when the broker answers. A refusal that made
    * nothing (launchRefusal) is thrown; any other failure leaves the agent in phase `error`.
    */
@@ -159,6 +170,9 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
       }
       const tz = applied(agent, 'defaultTimezone')
       const maxDuration = applied(agent, 'defaultMaxDuration')
+      // Reports the harness makes while the broker is still answering (its first hook can come
+      // first) are kept as its activity; see firstActivity.
+      const mark = a.status.readMark()
       const res = await a.gateway.request<{runtime: string; ref: string; workspace?: AgentRecord['workspace']; image?: string | null; sandbox?: string | null}>(
         agent.brokerId!,
         'agent.start',
@@ -194,8 +208,10 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
         // Hub gives up on it; should it not, the broker's next liveness report stops the session.
         15 * 60_000,
       )
+      const reported = a.status.pendingFor(agent.id, mark)?.activity
       await a.status.forget(agent.id)
-      return (await store.agents.update(agent.id, {phase: 'running', activity: null, runtime: res.runtime, runtimeRef: res.ref, image: res.image ?? null, sandbox: res.sandbox ?? null, error: null, lastHeartbeatAt: now(), ...(res.workspace !== undefined && {workspace: res.workspace})}, now()))!
+      const activity = reported ?? firstActivity(agent, configured?.harness)
+      return (await store.agents.update(agent.id, {phase: 'running', activity, runtime: res.runtime, runtimeRef: res.ref, image: res.image ?? null, sandbox: res.sandbox ?? null, error: null, lastHeartbeatAt: now(), ...(res.workspace !== undefined && {workspace: res.workspace})}, now()))!
     } catch (err) {
       // Its token must not outlive the failed start; a revocation that fails must not keep the
       // agent in `provisioning` either (the token then expires on its own).
