@@ -22,8 +22,8 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
   })
   afterAll(() => hub?.dispose())
 
-  // The interval is far off so that only the test flushes.
-  const writer = () => createStatusWriter({store: hub.store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, 3_600_000)
+  // Not eager, and the interval far off: only the test flushes.
+  const writer = () => createStatusWriter({store: hub.store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, {intervalMs: 3_600_000, eager: false})
 
   it('a row read before the commit gets the committed batch overlaid; a read after the commit needs none', async () => {
     const w = writer()
@@ -87,7 +87,7 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
       if (down) throw new Error('database down')
       return hub.store.transaction(fn)
     }
-    const w = createStatusWriter({store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, 3_600_000)
+    const w = createStatusWriter({store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, {intervalMs: 3_600_000, eager: false})
     const from = await hub.store.agentEvents.latestSeq()
     // Three rounds of a failing database, each with four changes of activity.
     const activities = ['thinking', 'executing', 'waiting_for_input', 'idle']
