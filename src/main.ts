@@ -267,26 +267,37 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
     }
   }
   if (bootstrap.values['server.broker.enabled'] === true) {
-    const loopback = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${actualPort}`
-    hub.colocated = await startColocatedBroker({
-      services: hub.services,
-      hubUrl: loopback,
-      host: String(bootstrap.values['server.broker.host'] || '127.0.0.1'),
-      port: Number(bootstrap.values['server.broker.port'] ?? 9800),
-      env: hub.env,
-      logger: hub.logger,
-      createdBy: hub.config.devMode ? DEV_USER.id : 'system',
-      // `runtimes` and `profiles` are Layer-1: the database view (over bootstrap), followed on every save.
-      runtimeSettings: () => (hub.services.settings?.resolved() ?? bootstrap.tree) as never,
-      onSettingsChange: hub.services.settings && ((fn) => hub.services.settings!.onChange(fn)),
-      debug: ['debug', 'trace'].includes(bootstrap.logLevel),
-      defaultRuntime: String(bootstrap.values['server.broker.runtime'] ?? ''),
-    })
-    // The broker's tunnel being open is not enough: the Hub dispatches only to a broker whose
-    // hello it has read. Wait for that (briefly) so the first create after start-up finds it.
-    const brokerId = hub.colocated.broker.opts.brokerId
-    const deadline = Date.now() + 5000
-    while (!hub.tunnels.isConnected(brokerId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    let ready!: () => void
+    hub.services.setColocatedStarting(new Promise<void>((r) => (ready = r)))
+    try {
+      await startAndAwaitColocated(hub, bootstrap, host, actualPort)
+    } finally {
+      ready()
+    }
   }
   return url
+}
+
+/** Starts the co-located broker and waits (briefly) until the Hub has its hello. */
+async function startAndAwaitColocated(hub: Hub, bootstrap: Bootstrap, host: string, actualPort: number) {
+  const loopback = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${actualPort}`
+  hub.colocated = await startColocatedBroker({
+    services: hub.services,
+    hubUrl: loopback,
+    host: String(bootstrap.values['server.broker.host'] || '127.0.0.1'),
+    port: Number(bootstrap.values['server.broker.port'] ?? 9800),
+    env: hub.env,
+    logger: hub.logger,
+    createdBy: hub.config.devMode ? DEV_USER.id : 'system',
+    // `runtimes` and `profiles` are Layer-1: the database view (over bootstrap), followed on every save.
+    runtimeSettings: () => (hub.services.settings?.resolved() ?? bootstrap.tree) as never,
+    onSettingsChange: hub.services.settings && ((fn) => hub.services.settings!.onChange(fn)),
+    debug: ['debug', 'trace'].includes(bootstrap.logLevel),
+    defaultRuntime: String(bootstrap.values['server.broker.runtime'] ?? ''),
+  })
+  // The broker's tunnel being open is not enough: the Hub dispatches only to a broker whose
+  // hello it has read. Wait for that (briefly) so the first create after start-up finds it.
+  const brokerId = hub.colocated.broker.opts.brokerId
+  const deadline = Date.now() + 5000
+  while (!hub.tunnels.isConnected(brokerId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
 }

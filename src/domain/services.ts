@@ -49,6 +49,8 @@ export interface Services {
   settings?: SettingsService
   /** Names the Hub's own co-located broker once it has an identity. */
   setColocatedBroker(id: string | null): void
+  /** The co-located broker's start-up, settled once it is connected: creates meanwhile wait for it. */
+  setColocatedStarting(p: Promise<unknown> | null): void
   ping: () => Promise<void>
   /** Flushes pending writes (status reports); call before closing the store. */
   close(): Promise<void>
@@ -72,6 +74,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   const status = createStatusWriter(deps)
   const access = createAgentAccess(deps)
   let colocatedBrokerId: string | null = null
+  let colocatedStarting: Promise<unknown> | null = null
   const projects = createProjectsService(deps, [
     async (projectId) => ({agents: await agents.countInProject(projectId)}),
     // Artifacts homed in the project (those of a deleted project stay, counted nowhere).
@@ -80,7 +83,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     async (projectId) => projectUsage(deps.store, projectId),
   ])
   const agentFeed = createAgentFeed(deps)
-  const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId})
+  const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId, colocatedStarting: () => colocatedStarting})
   return {
     authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),
     users,
@@ -97,6 +100,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     events: createEventsService(deps, {feed: agentFeed, access}),
     settings: opts.settings,
     setColocatedBroker: (id) => (colocatedBrokerId = id),
+    setColocatedStarting: (p) => (colocatedStarting = p),
     close: async () => {
       await status.close()
       await agentFeed.close()

@@ -45,6 +45,8 @@ export interface AgentServiceDeps {
   settings: AgentSettingsSource
   /** The Hub's own co-located broker, when it runs one. */
   colocatedBrokerId: () => string | null
+  /** While the co-located broker starts: settles once it is connected (or gave up). */
+  colocatedStarting?: () => Promise<unknown> | null
 }
 
 /** Phases in which an agent's session is held (or being made) by its broker. */
@@ -150,7 +152,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const telemetry = agentTelemetryOverride({templateFiles: template ? await templateFilesOf(template) : undefined, requested: input.telemetry})
       const project = await store.projects.get(projectId)
       const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
-      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: projectBroker}, settings, a.gateway, a.colocatedBrokerId(), store)
+      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: projectBroker}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
       await placeHubCloudIdentity(applied, {brokerId, colocatedBrokerId: a.colocatedBrokerId(), repos: store})
       const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}
       // Refused before anything is written: the harness's secrets must all be there.
@@ -244,7 +246,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
       if (agent.phase === 'running' && agent.brokerId && a.gateway.isConnected(agent.brokerId)) return view(agent)
       const settings = await a.settings()
-      const brokerId = agent.brokerId && a.gateway.isConnected(agent.brokerId) ? agent.brokerId : await chooseBroker({}, settings, a.gateway, a.colocatedBrokerId(), store)
+      const brokerId = agent.brokerId && a.gateway.isConnected(agent.brokerId) ? agent.brokerId : await chooseBroker({}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
       // A stopped or failed agent does not count against the quotas, so starting it again is
       // checked like a create (else create, stop, create, start went over the cap).
       const wasLive = agent.phase !== 'stopped' && agent.phase !== 'error'

@@ -8,7 +8,36 @@ import type {AgentSettings} from './agent-settings.js'
  * the hub's `default_runtime_broker` (or, without one, the Hub's own co-located broker) when it
  * is online and dispatchable. "Online" means its tunnel is connected to this Hub.
  */
+/** How long a create waits for a co-located broker that is still starting (detecting its runtime). */
+export const COLOCATED_START_WAIT_MS = 15_000
+
+/**
+ * The broker a new agent goes to: the one asked for, else the project's default, else the Hub's
+ * default (on a workstation, the co-located broker). A create that arrives while the co-located
+ * broker is still starting (the Hub answers before its broker has detected the default runtime:
+ * about a second, more with podman installed) waits for it, at most COLOCATED_START_WAIT_MS,
+ * instead of answering 503 to a script that just saw `/healthz` answer.
+ */
 export async function chooseBroker(
+  input: {requested?: string | null; projectDefault?: string | null},
+  settings: AgentSettings,
+  gateway: BrokerGateway,
+  colocated: string | null | (() => string | null),
+  repos: Repos,
+  colocatedStarting?: () => Promise<unknown> | null,
+): Promise<string> {
+  const starting = colocatedStarting?.()
+  const id = () => (typeof colocated === 'function' ? colocated() : colocated)
+  try {
+    return await pickBroker(input, settings, gateway, id(), repos)
+  } catch (err) {
+    if (!starting || !(err instanceof AppError) || err.code !== 'broker_unavailable' || input.requested) throw err
+    await Promise.race([starting.catch(() => {}), new Promise((r) => setTimeout(r, COLOCATED_START_WAIT_MS).unref())])
+    return pickBroker(input, settings, gateway, id(), repos)
+  }
+}
+
+async function pickBroker(
   input: {requested?: string | null; projectDefault?: string | null},
   settings: AgentSettings,
   gateway: BrokerGateway,
