@@ -173,7 +173,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           template,
           task: input.task ?? null,
           role,
-          runtime: null,
+          // Asked for at create, else the broker's default at the first dispatch (launch.ts); kept by restarts.
+          runtime: input.runtime ?? null,
           runtimeRef: null,
           config: {applied: Object.fromEntries(Object.entries(applied).filter(([k]) => k !== 'defaultRuntimeBroker')), ...(telemetry && {telemetry})},
           error: null,

@@ -10,6 +10,8 @@ export interface CreateAgentInput {
   task?: string
   brokerId?: string
   role?: string
+  /** The runtime to run on (`local`, `podman`, `docker`, a settings `runtimes` name); default: the broker's. */
+  runtime?: string
   maxTurns?: number
   maxModelCalls?: number
   maxDuration?: string

@@ -18,6 +18,8 @@ const createBody = {
     task: {type: 'string', maxLength: 100_000},
     brokerId: str,
     role: str,
+    // A runtime of the broker (a type or a settings `runtimes` name); the broker decides whether it can.
+    runtime: {type: 'string', minLength: 1, maxLength: 63},
     // Overrides of the registered project settings; validated by the same rules.
     maxTurns: {},
     maxModelCalls: {},
