@@ -26,7 +26,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await runCommand('tmux', ['kill-server'], {env})
+  await runCommand('tmux', ['-L', 'svc', 'kill-server'], {env})
   await rm(dir, {recursive: true, force: true})
 })
 
@@ -35,7 +35,7 @@ const broker = (over: Partial<ConstructorParameters<typeof Broker>[0]> = {}) =>
   new Broker({hubUrl: 'http://127.0.0.1:9', brokerId: 'b1', secret: 's', stateDir: join(dir, 'broker'), logger, runtime: createRuntime('local', local, opts), runtimeName: 'local', runtimeSettings: local, createRuntime: (n, s) => createRuntime(n, s, opts), resolveRuntime: (n) => runtimeNamed({runtimes: {local}}, n, opts), ...over})
 const start = (b: Broker, agentId: string, extra: Record<string, unknown> = {}) =>
   b.request('agent.start', {agentId, name: agentId, projectId: 'p1', harnessConfig: 'shell', env: {}, ...extra}) as Promise<{runtime: string; ref: string; sandbox: string | null; image: string | null}>
-const pane = async (ref: string) => (await runCommand('tmux', ['capture-pane', '-p', '-t', `=${ref}:`], {env})).stdout.toString('utf8')
+const pane = async (ref: string) => (await runCommand('tmux', ['-L', 'svc', 'capture-pane', '-p', '-t', `=${ref}:`], {env})).stdout.toString('utf8')
 
 describe('a runtime fixed per agent', () => {
   it('an agent started on local is still handled by local after the default becomes podman (a restart with an engine installed)', async () => {

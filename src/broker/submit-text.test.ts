@@ -27,7 +27,7 @@ describe('submitText on a real tmux pane', () => {
   })
 
   afterAll(async () => {
-    await runCommand('tmux', ['kill-server'], {env})
+    await runCommand('tmux', ['-L', 'svc', 'kill-server'], {env})
     await rm(dir, {recursive: true, force: true})
   })
 

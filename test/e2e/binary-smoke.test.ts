@@ -111,7 +111,7 @@ afterAll(async () => {
   }
   await s3?.close()
   if (work) {
-    spawnSync('tmux', ['kill-server'], {env, stdio: 'ignore'})
+    spawnSync('tmux', ['-L', 'svc', 'kill-server'], {env, stdio: 'ignore'})
     rmSync(work, {recursive: true, force: true})
   }
 })

@@ -7,6 +7,7 @@ import {signRequest} from '../../src/api/broker-signing.js'
 import {TUNNEL_PATH, type TunnelMessage} from '../../src/api/tunnel-protocol.js'
 import {resolveBootstrap} from '../../src/config/bootstrap.js'
 import {listenHub} from '../../src/main.js'
+import {SVC_TMUX_SOCKET} from '../../src/broker/runtimes/tmux-args.js'
 import {startTestHub, type Dialect, type TestHub, type TestHubOptions} from './hub.js'
 
 export interface LiveHub extends TestHub {
@@ -20,12 +21,16 @@ export interface LiveHub extends TestHub {
   tmux(...args: string[]): {code: number | null; stdout: string; stderr: string}
 }
 
-/** Runs tmux with a given TMUX_TMPDIR (never the caller's own tmux server). */
-export function tmuxAt(tmpdirPath: string, args: string[]) {
+/**
+ * Runs tmux with a given TMUX_TMPDIR (never the caller's own tmux server), on svc's own socket
+ * (`-L svc`, where the local runtime keeps agents) unless `socket` is null: the default socket, a
+ * user's `tmux ls`.
+ */
+export function tmuxAt(tmpdirPath: string, args: string[], socket: string | null = SVC_TMUX_SOCKET) {
   const env: NodeJS.ProcessEnv = {...process.env, TMUX_TMPDIR: tmpdirPath}
   delete env.TMUX
   delete env.TMUX_PANE
-  const r = spawnSync('tmux', args, {env, encoding: 'utf8', timeout: 10_000})
+  const r = spawnSync('tmux', [...(socket === null ? [] : ['-L', socket]), ...args], {env, encoding: 'utf8', timeout: 10_000})
   return {code: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? ''}
 }
 
@@ -35,7 +40,7 @@ export function tmuxAt(tmpdirPath: string, args: string[]) {
  */
 export async function killTmuxServer(tmpdirPath: string): Promise<void> {
   tmuxAt(tmpdirPath, ['kill-server'])
-  const socket = join(tmpdirPath, `tmux-${process.getuid!()}`, 'default')
+  const socket = join(tmpdirPath, `tmux-${process.getuid!()}`, SVC_TMUX_SOCKET)
   const deadline = Date.now() + 10_000
   while (existsSync(socket) && Date.now() < deadline) {
     // A socket a crashed server left behind answers "no server running" or "error connecting".

@@ -23,7 +23,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await runCommand('tmux', ['kill-server'], {env})
+  await runCommand('tmux', ['-L', 'svc', 'kill-server'], {env})
   await rm(dir, {recursive: true, force: true})
 })
 
@@ -36,7 +36,7 @@ function spec(over: Partial<AgentSpec> = {}): AgentSpec {
 }
 
 async function capture(h: RuntimeHandle): Promise<string> {
-  const r = await runCommand('tmux', ['capture-pane', '-p', '-J', '-t', `=${h.ref}:`], {env})
+  const r = await runCommand('tmux', ['-L', 'svc', 'capture-pane', '-p', '-J', '-t', `=${h.ref}:`], {env})
   return r.stdout.toString('utf8')
 }
 
@@ -80,7 +80,7 @@ describe('local tmux runtime (real tmux)', () => {
     const s = spec()
     const h = await rt.start(s)
     expect(h).toEqual({runtime: 'local', ref: `svc-${s.agentId}`, sandbox: 'none'})
-    expect((await runCommand('tmux', ['has-session', '-t', `=${h.ref}`], {env})).code).toBe(0)
+    expect((await runCommand('tmux', ['-L', 'svc', 'has-session', '-t', `=${h.ref}`], {env})).code).toBe(0)
     expect(await rt.isRunning(h)).toBe(true)
     expect(await rt.terminalReady(h)).toBe(true)
     await typeLine(h, 'echo "id=$SVC_AGENT_ID"')
@@ -171,6 +171,43 @@ describe('local tmux runtime (real tmux)', () => {
     }
   })
 
+  it("agents live on svc's own socket (-L svc): the default socket, a user's `tmux ls`, shows none of them", async () => {
+    const h = await rt.start(spec({command: ['sleep', '60']}))
+    try {
+      expect(await rt.isRunning(h)).toBe(true)
+      expect((await runCommand('tmux', ['-L', 'svc', 'ls', '-F', '#{session_name}'], {env})).stdout.toString()).toContain(h.ref)
+      // The user's own server, with a session of theirs: it lists only that one.
+      expect((await runCommand('tmux', ['new-session', '-d', '-s', 'users-own', 'sleep', '60'], {env})).code).toBe(0)
+      expect((await runCommand('tmux', ['ls', '-F', '#{session_name}'], {env})).stdout.toString().trim()).toBe('users-own')
+    } finally {
+      await rt.stop(h)
+      await runCommand('tmux', ['kill-server'], {env})
+    }
+  })
+
+  it("an older svc's session on the default socket is still found, driven and stopped", async () => {
+    // Started the way an svc from before the named socket did: on the default server.
+    const s = spec()
+    const ref = `svc-${s.agentId}`
+    // (a default server still exiting from the test before drops new clients: try again)
+    await waitFor('a session on the default server', async () => (await runCommand('tmux', ['new-session', '-d', '-s', ref, '-x', '80', '-y', '24', '-e', 'PS1=$ ', '--', ...SHELL], {env})).code === 0)
+    const h: RuntimeHandle = {runtime: 'local', ref}
+    try {
+      expect(await rt.isRunning(h)).toBe(true)
+      expect(await rt.areRunning([h])).toEqual([true])
+      await rt.sendKeys(h, {literal: 'echo "legacy-$((6*7))"'})
+      await rt.sendKeys(h, {key: 'Enter'})
+      await waitFor('the keys ran on the default server', async () => (await runCommand('tmux', ['capture-pane', '-p', '-t', `=${ref}:`], {env})).stdout.toString().includes('legacy-42'))
+      expect(await rt.capture(h)).toContain('legacy-42')
+      await expect(rt.start(s)).rejects.toThrow(/already has a tmux session/)
+      await rt.stop(h)
+      expect((await runCommand('tmux', ['has-session', '-t', `=${ref}`], {env})).code).not.toBe(0)
+      expect(await rt.isRunning(h)).toBe(false)
+    } finally {
+      await runCommand('tmux', ['kill-server'], {env})
+    }
+  })
+
   it('refuses agent IDs that are not plain tokens', async () => {
     await expect(rt.start(spec({agentId: 'x; kill-server'}))).rejects.toThrow(/cannot name a session/)
     await expect(rt.isRunning({runtime: 'local', ref: 'svc-x:0'})).rejects.toThrow(/not a session name/)
@@ -232,7 +269,7 @@ describe('local tmux runtime (real tmux)', () => {
     const out = join(dir, 'pasted.bin')
     // The program asks for bracketed paste (as harness TUIs do) and records raw input bytes.
     const h = await rt.start(spec({command: ['/bin/bash', '--noprofile', '--norc', '-c', `printf '\\033[?2004h'; stty raw -echo; exec cat > '${out}'`]}))
-    await waitFor('raw mode', async () => (await runCommand('tmux', ['display-message', '-p', '-t', `=${h.ref}:`, '#{pane_current_command}'], {env})).stdout.toString().trim() === 'cat')
+    await waitFor('raw mode', async () => (await runCommand('tmux', ['-L', 'svc', 'display-message', '-p', '-t', `=${h.ref}:`, '#{pane_current_command}'], {env})).stdout.toString().trim() === 'cat')
     await rt.paste(h, 'line one\nline two')
     const got = await waitFor('the pasted bytes', async () => {
       const b = existsSync(out) ? await readFile(out, 'latin1') : ''
@@ -253,17 +290,17 @@ describe('local tmux runtime (real tmux)', () => {
     expect(c.chunks[0].toString('utf8')).toContain('before-attach')
     await t.write(Buffer.from('echo hi-$((6*7))\r'))
     await c.until('hi-42')
-    const size = await runCommand('tmux', ['display-message', '-p', '-t', `=${h.ref}:`, '#{window_width}x#{window_height}'], {env})
+    const size = await runCommand('tmux', ['-L', 'svc', 'display-message', '-p', '-t', `=${h.ref}:`, '#{window_width}x#{window_height}'], {env})
     expect(size.stdout.toString().trim()).toBe('100x30')
     await t.resize(90, 20)
-    await waitFor('the resize', async () => (await runCommand('tmux', ['display-message', '-p', '-t', `=${h.ref}:`, '#{window_width}x#{window_height}'], {env})).stdout.toString().trim() === '90x20')
+    await waitFor('the resize', async () => (await runCommand('tmux', ['-L', 'svc', 'display-message', '-p', '-t', `=${h.ref}:`, '#{window_width}x#{window_height}'], {env})).stdout.toString().trim() === '90x20')
 
     let closed = false
     t.onClose(() => (closed = true))
     await t.close()
     expect(closed).toBe(true)
     expect(await rt.isRunning(h)).toBe(true)
-    const clients = await runCommand('tmux', ['list-clients', '-t', `=${h.ref}`], {env})
+    const clients = await runCommand('tmux', ['-L', 'svc', 'list-clients', '-t', `=${h.ref}`], {env})
     expect(clients.stdout.toString().trim()).toBe('')
     await rt.stop(h)
   })
@@ -274,7 +311,7 @@ describe('local tmux runtime (real tmux)', () => {
     const ca = collect(a)
     const cb = collect(b)
     await a.write(Buffer.from('sleep 100\r'))
-    await waitFor('sleep to run', async () => (await runCommand('tmux', ['display-message', '-p', '-t', `=${h.ref}:`, '#{pane_current_command}'], {env})).stdout.toString().trim() === 'sleep')
+    await waitFor('sleep to run', async () => (await runCommand('tmux', ['-L', 'svc', 'display-message', '-p', '-t', `=${h.ref}:`, '#{pane_current_command}'], {env})).stdout.toString().trim() === 'sleep')
     await b.write(Buffer.from([0x03]))
     await b.write(Buffer.from('echo both-$?\r'))
     await ca.until('both-130')
@@ -301,7 +338,7 @@ describe('local tmux runtime (real tmux)', () => {
     const h = await rt.start(spec())
     expect(existsSync(rt.logFile(h.ref))).toBe(true)
     await rt.stop(h)
-    expect((await runCommand('tmux', ['has-session', '-t', `=${h.ref}`], {env})).code).not.toBe(0)
+    expect((await runCommand('tmux', ['-L', 'svc', 'has-session', '-t', `=${h.ref}`], {env})).code).not.toBe(0)
     expect(existsSync(rt.logFile(h.ref))).toBe(false)
     expect(await rt.isRunning(h)).toBe(false)
     await rt.stop(h)

@@ -1,7 +1,8 @@
 /**
  * The `local` runtime: each agent's harness runs on the broker's host in its own tmux session
- * `svc-<agentId>`. tmux is driven through argv (never a shell string) with the broker's
- * environment, so TMUX_TMPDIR chooses the tmux server.
+ * `svc-<agentId>`, on svc's own tmux server (`-L svc`, never the user's default one). tmux is
+ * driven through argv (never a shell string) with the broker's environment, so TMUX_TMPDIR
+ * chooses where that server's socket is.
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
@@ -15,7 +16,7 @@ import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
-import {captureArgs, envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor} from './tmux-args.js'
+import {captureArgs, envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 
@@ -32,8 +33,10 @@ export interface LocalTmuxOptions {
   /** Poll interval of followed logs. */
   pollMs?: number
   /**
-   * tmux socket name (`-L`), to keep agents off the user's own tmux server; default the default
-   * socket, so `tmux attach -t svc-<agentId>` works by hand. Either way under TMUX_TMPDIR.
+   * tmux socket name (`-L`), to keep agents off the user's own tmux server; default `svc`
+   * (SVC_TMUX_SOCKET: `tmux -L svc attach -t svc-<agentId>` by hand). Under TMUX_TMPDIR. With
+   * the default, sessions an older svc started on the default socket are still found, driven
+   * and stopped there (see `legacy`).
    */
   socketName?: string
   /**
@@ -72,11 +75,19 @@ export class LocalTmuxRuntime implements Runtime {
   private readonly tmux: string
   private readonly env: NodeJS.ProcessEnv
   /** Arguments before every tmux command (the socket). */
+  /**
+   * Whether sessions on the default socket are looked for too: those of an svc from before the
+   * named socket, whose agents ran on there across the upgrade. Only with the default name.
+   */
+  private readonly adoptLegacy: boolean
+  /** Sessions found on the default socket (an older svc's); driven there until they end. */
+  private readonly legacy = new Set<string>()
   private readonly base: string[]
 
   constructor(private readonly opts: LocalTmuxOptions) {
     this.tmux = opts.tmux ?? 'tmux'
-    this.base = opts.socketName ? ['-L', opts.socketName] : []
+    this.base = ['-L', opts.socketName ?? SVC_TMUX_SOCKET]
+    this.adoptLegacy = opts.socketName === undefined
     const env = {...(opts.env ?? process.env)}
     // Inside a tmux session $TMUX names that server's socket and would override TMUX_TMPDIR:
     // every call here must reach the same server, chosen by TMUX_TMPDIR alone.
@@ -179,7 +190,8 @@ export class LocalTmuxRuntime implements Runtime {
 
   async stop(handle: RuntimeHandle): Promise<void> {
     const session = this.ref(handle)
-    const r = await this.run(['kill-session', '-t', `=${session}`])
+    await this.sessionExists(session)
+    const r = await this.runFor(session, ['kill-session', '-t', `=${session}`])
     if (r.code !== 0 && (await this.sessionExists(session))) throw new Error(`stopping tmux session ${session} failed: ${r.stderr}`)
     await rm(this.logFile(session), {force: true})
     // Normally already gone (the loader deletes it); not when the command never ran.
@@ -209,20 +221,36 @@ export class LocalTmuxRuntime implements Runtime {
   /** One `list-panes -a` for all the handles; no tmux server means none runs. */
   async areRunning(handles: RuntimeHandle[]): Promise<boolean[]> {
     const sessions = handles.map((h) => this.ref(h))
-    const r = await this.run(['list-panes', '-a', '-F', '#{session_name} #{pane_dead}'])
-    if (r.code !== 0) {
-      if (NO_SERVER.test(r.stderr)) return sessions.map(() => false)
-      throw new CommandError(`listing tmux panes failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
-    }
-    // The first pane of a session is the one paneTarget names (agents' sessions have one).
-    const dead = new Map<string, boolean>()
-    for (const line of r.stdout.toString('utf8').split('\n')) {
-      const cut = line.lastIndexOf(' ')
-      if (cut > 0 && !dead.has(line.slice(0, cut))) dead.set(line.slice(0, cut), line.slice(cut + 1) !== '0')
+    const dead = await this.listPanes(this.base)
+    // Sessions not on svc's socket may be an older svc's on the default one (one more call, only then).
+    const missing = sessions.filter((s) => !dead.has(s))
+    if (this.adoptLegacy && missing.length) {
+      const old = await this.listPanes([])
+      for (const s of missing) {
+        if (!old.has(s)) continue
+        dead.set(s, old.get(s)!)
+        this.legacy.add(s)
+      }
     }
     const alive = sessions.map((s) => dead.get(s) === false)
     for (const [i, s] of sessions.entries()) if (alive[i]) await this.keepNetwork(s)
     return alive
+  }
+
+  /** `session -> pane dead` of every session on a server (`base`: its socket); none without a server. */
+  private async listPanes(base: string[]): Promise<Map<string, boolean>> {
+    const r = await runCommand(this.tmux, [...base, 'list-panes', '-a', '-F', '#{session_name} #{pane_dead}'], {env: this.env, timeoutMs: 15_000})
+    const dead = new Map<string, boolean>()
+    if (r.code !== 0) {
+      if (NO_SERVER.test(r.stderr)) return dead
+      throw new CommandError(`listing tmux panes failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
+    }
+    // The first pane of a session is the one paneTarget names (agents' sessions have one).
+    for (const line of r.stdout.toString('utf8').split('\n')) {
+      const cut = line.lastIndexOf(' ')
+      if (cut > 0 && !dead.has(line.slice(0, cut))) dead.set(line.slice(0, cut), line.slice(cut + 1) !== '0')
+    }
+    return dead
   }
 
   async terminalReady(handle: RuntimeHandle): Promise<boolean> {
@@ -243,12 +271,13 @@ export class LocalTmuxRuntime implements Runtime {
     const session = this.ref(handle)
     const args = sendKeysArgs(paneTarget(session), input)
     await this.requireAlive(session)
-    await this.tmuxChecked(args, `sending keys to ${session}`)
+    await this.tmuxChecked(session, args, `sending keys to ${session}`)
   }
 
   async capture(handle: RuntimeHandle): Promise<string> {
     const session = this.ref(handle)
-    const r = await this.run(captureArgs(paneTarget(session)))
+    await this.sessionExists(session)
+    const r = await this.runFor(session, captureArgs(paneTarget(session)))
     if (r.code !== 0) throw new CommandError(`reading the screen of ${session} failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
     return r.stdout.toString('utf8')
   }
@@ -259,20 +288,20 @@ export class LocalTmuxRuntime implements Runtime {
     await this.requireAlive(session)
     if (text !== '') {
       const buffer = `svc-paste-${randomUUID()}`
-      const r = await this.run(pasteArgs(target, buffer), Buffer.from(text, 'utf8'))
+      const r = await this.runFor(session, pasteArgs(target, buffer), Buffer.from(text, 'utf8'))
       if (r.code !== 0) {
-        await this.run(['delete-buffer', '-b', buffer])
+        await this.runFor(session, ['delete-buffer', '-b', buffer])
         throw new Error(`pasting into ${session} failed: ${r.stderr}`)
       }
     }
-    if (!opts.noEnter) await this.tmuxChecked(sendKeysArgs(target, {key: 'Enter'}), `pressing Enter in ${session}`)
+    if (!opts.noEnter) await this.tmuxChecked(session, sendKeysArgs(target, {key: 'Enter'}), `pressing Enter in ${session}`)
   }
 
   async attach(handle: RuntimeHandle, opts: {cols: number; rows: number}): Promise<TerminalStream> {
     const session = this.ref(handle)
     if (!(await this.sessionExists(session))) throw new Error(`cannot attach: tmux session ${session} does not exist`)
     const env = {...this.env, TERM: this.env.TERM || 'xterm-256color'}
-    const child = spawn(this.tmux, [...this.base, '-C', 'attach-session', '-t', `=${session}`], {env, stdio: ['pipe', 'pipe', 'pipe']})
+    const child = spawn(this.tmux, [...this.baseFor(session), '-C', 'attach-session', '-t', `=${session}`], {env, stdio: ['pipe', 'pipe', 'pipe']})
     const term = new ControlModeTerminal(childChannel(child), paneTarget(session))
     try {
       await term.start(opts.cols, opts.rows)
@@ -299,13 +328,36 @@ export class LocalTmuxRuntime implements Runtime {
   }
 
   private async paneState(session: string): Promise<'alive' | 'dead' | 'missing'> {
-    const r = await this.run(['display-message', '-p', '-t', paneTarget(session), '#{pane_dead}'])
-    if (r.code !== 0) return 'missing'
+    const args = ['display-message', '-p', '-t', paneTarget(session), '#{pane_dead}']
+    let r = await this.runFor(session, args)
+    if (r.code !== 0 && this.adoptLegacy && !this.legacy.has(session)) {
+      r = await runCommand(this.tmux, args, {env: this.env, timeoutMs: 15_000})
+      if (r.code === 0) this.legacy.add(session)
+    }
+    if (r.code !== 0) {
+      this.legacy.delete(session)
+      return 'missing'
+    }
     return r.stdout.toString('utf8').trim() === '0' ? 'alive' : 'dead'
   }
+  /** Whether the session exists, on svc's socket or (an older svc's) on the default one. */
 
   private async sessionExists(session: string): Promise<boolean> {
-    return (await this.run(['has-session', '-t', `=${session}`])).code === 0
+    const args = ['has-session', '-t', `=${session}`]
+    if ((await this.run(args)).code === 0) {
+      this.legacy.delete(session)
+      return true
+    }
+    if (!this.adoptLegacy) return false
+    const old = (await runCommand(this.tmux, args, {env: this.env, timeoutMs: 15_000})).code === 0
+    if (old) this.legacy.add(session)
+    else this.legacy.delete(session)
+    return old
+  }
+
+  /** The socket arguments of the server holding the session: svc's, or the default for an older svc's session. */
+  private baseFor(session: string): string[] {
+    return this.legacy.has(session) ? [] : this.base
   }
 
   private async requireAlive(session: string): Promise<void> {
@@ -318,8 +370,13 @@ export class LocalTmuxRuntime implements Runtime {
     return runCommand(this.tmux, [...this.base, ...args], {env: this.env, input, timeoutMs: 15_000})
   }
 
-  private async tmuxChecked(args: string[], what: string): Promise<void> {
-    const r = await this.run(args)
+  /** A command about one session, on the server that holds it. */
+  private runFor(session: string, args: string[], input?: Buffer) {
+    return runCommand(this.tmux, [...this.baseFor(session), ...args], {env: this.env, input, timeoutMs: 15_000})
+  }
+
+  private async tmuxChecked(session: string, args: string[], what: string): Promise<void> {
+    const r = await this.runFor(session, args)
     if (r.code !== 0) throw new CommandError(`${what} failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
   }
 }

@@ -16,6 +16,13 @@ export function tmuxArg(value: string): string {
 
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/
 
+/**
+ * The tmux socket name (`tmux -L svc`) of the local runtime's server: agents' sessions live on a
+ * server of svc's own, under TMUX_TMPDIR like any tmux socket, and never in the user's `tmux ls`.
+ * See them with `tmux -L svc ls`, attach by hand with `tmux -L svc attach -t svc-<agent id>`.
+ */
+export const SVC_TMUX_SOCKET = 'svc'
+
 /** The tmux session (or container) name of an agent; refuses IDs that are not plain tokens. */
 export function sessionNameFor(agentId: string): string {
   if (!SAFE_ID.test(agentId)) {

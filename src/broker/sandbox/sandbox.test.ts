@@ -61,7 +61,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await runCommand('tmux', ['kill-server'], {env})
+  await runCommand('tmux', ['-L', 'svc', 'kill-server'], {env})
   await rm(dir, {recursive: true, force: true})
 })
 
@@ -141,6 +141,6 @@ describe('the local runtime runs an agent in a bubblewrap sandbox', () => {
     await expect(broken.start({agentId: 'nobwrap', name: 'n', projectId: 'p1', command: ['/bin/true'], env: {}, resources: DEFAULT_RESOURCES})).rejects.toThrow(
       /bubblewrap sandbox, and bwrap cannot run here .*apt-get install bubblewrap.*runtimes\.<name>\.sandbox/,
     )
-    expect((await runCommand('tmux', ['has-session', '-t', '=svc-nobwrap'], {env})).code).not.toBe(0)
+    expect((await runCommand('tmux', ['-L', 'svc', 'has-session', '-t', '=svc-nobwrap'], {env})).code).not.toBe(0)
   })
 })
