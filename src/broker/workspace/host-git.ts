@@ -88,6 +88,22 @@ export interface WorkCommit {
   created: boolean
 }
 
+/** Longest subject line of a work commit (git's own convention for a first line). */
+const SUBJECT_MAX = 72
+
+/**
+ * The message of the commit holding what an agent left uncommitted: its task's first line (cut
+ * to fit a subject line) and who it was; without a task, just who.
+ */
+export function workMessage(agent: {name: string; task?: string | null}): string {
+  const who = `Work of agent ${agent.name} left uncommitted`
+  const line = (agent.task ?? '').split('\n').map((l) => l.trim()).find(Boolean)
+  if (!line) return who
+  const chars = [...line]
+  const subject = chars.length > SUBJECT_MAX ? `${chars.slice(0, SUBJECT_MAX - 3).join('').trimEnd()}...` : line
+  return `${subject}\n\n${who}.`
+}
+
 /** svc's ref to the last commit of uncommitted work it wrote for the agent (a later one builds on it). */
 const WORK_REF = 'refs/svc/work'
 

@@ -2,7 +2,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {makeRepos, sh, write, type TestAgentWorkspace, type TestRepos} from '../../../test/helpers/git-repos.js'
 import {mergeWorkspace, type MergeRequest} from './merge.js'
 
-const who = {agent: {id: 'agent-1', name: 'alice'}, author: {name: 'alice', email: 'agent-1@svc'}, committer: {name: 'Dana Dev', email: 'dana@example.com'}}
+// The committer the Hub sends (the person's Hub identity): only a fallback, the checkout's git config (Dev, git-repos.ts) wins.
+const who = {agent: {id: 'agent-1', name: 'alice'}, author: {name: 'alice', email: 'agent-1@svc'}, committer: {name: 'Developer', email: 'dev@localhost'}}
 
 describe('mergeWorkspace: landing an agent branch on the checkout', () => {
   let repos: TestRepos
@@ -26,13 +27,13 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
     expect(res).toMatchObject({merged: true, strategy: 'squash', baseRef: 'main', branch: 'svc/sq'})
     expect(res.files.sort()).toEqual(['README.md', 'src/added.ts', 'src/app.ts'])
     expect(sh(repos.checkout, 'rev-parse', 'main')).toBe(res.commit)
-    expect(sh(repos.checkout, 'log', '-1', '--format=%P|%an <%ae>|%cn <%ce>|%s', 'main')).toBe(`${ws.baseCommit}|alice <agent-1@svc>|Dana Dev <dana@example.com>|Land alice`)
+    expect(sh(repos.checkout, 'log', '-1', '--format=%P|%an <%ae>|%cn <%ce>|%s', 'main')).toBe(`${ws.baseCommit}|alice <agent-1@svc>|Dev <dev@example.com>|Land alice`)
     // The checkout's files and index follow; nothing is left uncommitted there.
     expect(sh(repos.checkout, 'status', '--porcelain')).toBe('')
     expect(sh(repos.checkout, 'show', 'HEAD:src/added.ts')).toBe('export const added = 1')
     // The agent's uncommitted work became a commit on its branch in the checkout (agent author,
     // user committer); the agent's own repository is left as it was.
-    expect(sh(repos.checkout, 'log', '-1', '--format=%an|%cn|%s', 'svc/sq')).toBe('alice|Dana Dev|Work of agent alice left uncommitted')
+    expect(sh(repos.checkout, 'log', '-1', '--format=%an|%cn|%s', 'svc/sq')).toBe('alice|Dev|Work of agent alice left uncommitted')
     expect(sh(ws.path, 'status', '--porcelain')).not.toBe('')
     // Squashed, the branch is not an ancestor of main, but merging it again changes nothing.
     await expect(mergeWorkspace(req(ws))).rejects.toMatchObject({code: 'nothing_to_merge'})
@@ -42,7 +43,7 @@ describe('mergeWorkspace: landing an agent branch on the checkout', () => {
     const ws = await agentWork('mg')
     const res = await mergeWorkspace(req(ws))
     const branchTip = sh(repos.checkout, 'rev-parse', 'svc/mg')
-    expect(sh(repos.checkout, 'log', '-1', '--format=%P|%an|%cn|%s', 'main')).toBe(`${ws.baseCommit} ${branchTip}|Dana Dev|Dana Dev|Merge branch 'svc/mg' of agent alice`)
+    expect(sh(repos.checkout, 'log', '-1', '--format=%P|%an|%cn|%s', 'main')).toBe(`${ws.baseCommit} ${branchTip}|Dev|Dev|Merge branch 'svc/mg' of agent alice`)
     expect(res.commit).toBe(sh(repos.checkout, 'rev-parse', 'HEAD'))
     expect(sh(repos.checkout, 'status', '--porcelain')).toBe('')
   })

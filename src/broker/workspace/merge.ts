@@ -2,7 +2,8 @@ import {existsSync} from 'node:fs'
 import {readAgentRef, recordOrRefuse, type AgentRepoPaths} from './agent-repo.js'
 import {fullRef, type WorkspaceRef} from './diff.js'
 import {git, GitError, gitRaw} from './git.js'
-import {fetchFromAgent, prepareHostRead, workCommit, type WorkCommit} from './host-git.js'
+import {fetchFromAgent, prepareHostRead, workCommit, workMessage, type WorkCommit} from './host-git.js'
+import {personIdentity} from './person.js'
 import {identityEnv, WorkspaceRefusal, type Identity} from './refusal.js'
 
 export interface MergeRequest {
@@ -10,10 +11,14 @@ export interface MergeRequest {
   workspace: WorkspaceRef
   strategy: 'merge' | 'squash'
   message?: string
-  agent: {id: string; name: string}
+  /** `task`: the agent's task (its first line is enough), the message of its uncommitted work. */
+  agent: {id: string; name: string; task?: string | null}
   /** The agent as author of its work. */
   author: Identity
-  /** The user landing it: committer of every commit, author of a merge commit. */
+  /**
+   * The user landing it, as the Hub knows them: committer of every commit, author of a merge
+   * commit, unless the checkout's git config names them (person.ts), which is preferred.
+   */
   committer: Identity
 }
 
@@ -30,8 +35,8 @@ const nul = (s: string) => s.split('\0').filter(Boolean)
  *
  * 1. `baseRef` must be what the checkout has checked out (`base_not_checked_out`), and must still
  *    contain the agent's base commit (`base_diverged`: it was reset or rewritten, a person decides).
- * 2. The agent's uncommitted work becomes a commit object (author agent, committer user) in
- *    svc's repository, and is fetched into the checkout (git re-hashes every object it takes).
+ * 2. The agent's uncommitted work becomes a commit object (author agent, committer user, its
+ *    task as message) in svc's repository, and is fetched into the checkout (git re-hashes every object it takes).
  * 3. `git merge-tree --write-tree` computes the merge without a working tree (`merge_conflict`
  *    with the conflicting paths; `nothing_to_merge` when the base already has it all).
  * 4. Uncommitted changes in the checkout that touch a path the merge writes: `checkout_dirty`.
@@ -49,6 +54,8 @@ export async function mergeWorkspace(req: MergeRequest): Promise<MergeResult> {
   if (!checkout) throw new WorkspaceRefusal('no_checkout', `the agent's branch ${ws.branch} has no project checkout to merge into on this broker`, {branch: ws.branch})
   const base = fullRef(ws.baseRef)
   const short = (r: string) => r.replace(/^refs\/heads\//, '')
+  // The person as their own git knows them: the commits carry the name they commit under.
+  req = {...req, committer: await personIdentity(checkout, req.committer)}
 
   const head = (await gitRaw(['symbolic-ref', '-q', 'HEAD'], {cwd: checkout})).stdout.toString('utf8').trim()
   if (head !== base) {
@@ -68,7 +75,7 @@ export async function mergeWorkspace(req: MergeRequest): Promise<MergeResult> {
   }
 
   let work: WorkCommit
-  if (existsSync(req.paths.workdir)) work = await workCommit(req.paths, ws.branch, {author: req.author, committer: req.committer, message: `Work of agent ${req.agent.name} left uncommitted`})
+  if (existsSync(req.paths.workdir)) work = await workCommit(req.paths, ws.branch, {author: req.author, committer: req.committer, message: workMessage(req.agent)})
   else {
     const tip = readAgentRef(req.paths, fullRef(ws.branch))
     if (!tip) throw new WorkspaceRefusal('workspace_missing', `the agent's repository has no branch ${ws.branch}`, {branch: ws.branch})

@@ -2,7 +2,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {makeRepos, sh, write, type TestRepos} from '../../../test/helpers/git-repos.js'
 import {branchWebUrl, pushWorkspace} from './push.js'
 
-const who = {agent: {id: 'agent-1', name: 'alice'}, author: {name: 'alice', email: 'agent-1@svc'}, committer: {name: 'Dana Dev', email: 'dana@example.com'}}
+const who = {agent: {id: 'agent-1', name: 'alice'}, author: {name: 'alice', email: 'agent-1@svc'}, committer: {name: 'Developer', email: 'dev@localhost'}}
 
 describe('pushWorkspace: the agent branch to the project remote', () => {
   let repos: TestRepos
@@ -22,7 +22,7 @@ describe('pushWorkspace: the agent branch to the project remote', () => {
     expect(sh(repos.checkout, 'rev-parse', 'refs/heads/svc/pusher')).toBe(res.commit)
     expect(sh(repos.remote, 'rev-parse', 'refs/heads/svc/pusher')).toBe(res.commit)
     expect(sh(repos.remote, 'show', `${res.commit}:src/new.ts`)).toBe('new')
-    expect(sh(repos.remote, 'log', '-1', '--format=%an|%cn', res.commit)).toBe('alice|Dana Dev')
+    expect(sh(repos.remote, 'log', '-1', '--format=%an|%cn', res.commit)).toBe('alice|Dev')
   })
 
   it('a rejected push (the remote branch has other history) is push_rejected; no remote is no_remote', async () => {

@@ -2,14 +2,15 @@ import {existsSync} from 'node:fs'
 import {readAgentRef, recordOrRefuse, type AgentRepoPaths} from './agent-repo.js'
 import {fullRef, type WorkspaceRef} from './diff.js'
 import {git, gitRaw} from './git.js'
-import {fetchFromAgent, OUTGOING_REF, prepareHostRead, workCommit} from './host-git.js'
+import {fetchFromAgent, OUTGOING_REF, prepareHostRead, workCommit, workMessage} from './host-git.js'
+import {personIdentity} from './person.js'
 import {markPushed} from './repository.js'
 import {WorkspaceRefusal, type Identity} from './refusal.js'
 
 export interface PushRequest {
   paths: AgentRepoPaths
   workspace: WorkspaceRef
-  agent: {id: string; name: string}
+  agent: {id: string; name: string; task?: string | null}
   author: Identity
   committer: Identity
 }
@@ -58,7 +59,7 @@ export async function pushWorkspace(req: PushRequest): Promise<PushResult> {
 
   const ref = fullRef(ws.branch)
   let commit: string
-  if (existsSync(req.paths.workdir)) commit = (await workCommit(req.paths, ws.branch, {author: req.author, committer: req.committer, message: `Work of agent ${req.agent.name} left uncommitted`})).commit
+  if (existsSync(req.paths.workdir)) commit = (await workCommit(req.paths, ws.branch, {author: req.author, committer: await personIdentity(checkout, req.committer), message: workMessage(req.agent)})).commit
   else {
     const tip = readAgentRef(req.paths, ref)
     if (!tip) throw new WorkspaceRefusal('workspace_missing', `the agent's repository has no branch ${ws.branch}`, {branch: ws.branch})

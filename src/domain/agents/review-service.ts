@@ -71,10 +71,16 @@ export function createReviewService(deps: Deps, r: {access: AgentAccess; gateway
     return res as T
   }
 
+  /**
+   * Who the broker writes on the commits. The person as the Hub knows them is only the fallback:
+   * the broker prefers the checkout's `user.name`/`user.email` (broker/workspace/person.ts). The
+   * task's first line becomes the message of the agent's uncommitted work (host-git.ts).
+   */
   function identities(ctx: CallContext, agent: AgentRecord) {
     const p = ctx.principal as Extract<CallContext['principal'], {kind: 'user'}>
+    const task = (agent.task ?? '').split('\n').map((l) => l.trim()).find(Boolean)?.slice(0, 200) ?? null
     return {
-      agent: {id: agent.id, name: agent.name},
+      agent: {id: agent.id, name: agent.name, task},
       author: {name: agent.name, email: `${agent.id}@svc`},
       committer: {name: p.displayName || p.id, email: p.email || `${p.id}@svc`},
     }
