@@ -23,6 +23,8 @@ export interface AgentDto {
   lastHeartbeatAt: string | null
   /** `open` accepts messages; `closed` refuses them (keys are not affected). */
   messageMode: string
+  /** Teams: the agent leading this one, or null for a root. */
+  parent: {id: string; name: string} | null
   /**
    * The agent defaults applied at creation (max turns, model, timezone, ...), each with the layer
    * it came from: request, project, hub or coded.
@@ -230,6 +232,17 @@ export interface MergeResultDto {
   branch: string
   /** Paths the merge wrote in the checkout. */
   files: string[]
+}
+
+/**
+ * What `DELETE /api/v1/agents/:id?branch=true` did with the agent's branch: deleted (every
+ * commit on it is in its base branch) or kept, saying why.
+ */
+export interface DeletedBranchDto {
+  name: string
+  deleted: boolean
+  /** Why it was kept (not merged, checked out, no checkout, the broker unreachable). */
+  reason?: string
 }
 
 /** `POST /api/v1/agents/:id/push`. */

@@ -3,7 +3,7 @@ import {join} from 'node:path'
 import type {Logger} from 'pino'
 import {BROKER_CAPABILITIES, type HelloEvent} from '../api/tunnel-protocol.js'
 import {AgentRegistry, type RunningAgent} from './agent-registry.js'
-import type {AgentWorkspace} from '../api/dto.js'
+import type {AgentWorkspace, DeletedBranchDto} from '../api/dto.js'
 import {agentHome, agentTokenFile, launchAgent, type StartParams} from './agent-launch.js'
 import {AgentLimits} from './agent-limits.js'
 import {runningStates} from './liveness.js'
@@ -11,6 +11,7 @@ import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import type {RuntimeSettings} from './runtimes/select.js'
 import {agentRepoPaths, removeWorkspace} from './workspace/repository.js'
+import {removeWorkspaceAndBranch} from './workspace/branch-removal.js'
 import {keptReportsCourier} from './status-delivery.js'
 import {submitText} from './submit-text.js'
 import {writeTemplateFiles} from './template-files.js'
@@ -288,8 +289,11 @@ export class Broker {
     await submitText(runtime, handle, text).catch((err) => this.opts.logger.warn({ref: handle.ref, err: (err as Error).message}, 'pasting the task failed'))
   }
 
-  /** Stops an agent's session; with `removeWorkspace`, also its repository and work tree (the branch stays). */
-  private async stopAgent(agentId: string, removeWs: AgentWorkspace | null, checkout?: string | null): Promise<{log?: string}> {
+  /**
+   * Stops an agent's session; with `removeWorkspace`, also its repository and work tree (the
+   * branch stays; with `deleteBranch`, it goes once merged: branch-removal.ts, answered as `branch`).
+   */
+  private async stopAgent(agentId: string, removeWs: AgentWorkspace | null, checkout?: string | null, deleteBranch = false): Promise<{log?: string; branch?: DeletedBranchDto}> {
     const a = this.registry.get(agentId)
     let log: string | undefined
     if (a) {
@@ -300,13 +304,16 @@ export class Broker {
       this.opts.logger.info({agentId: a.agentId}, 'agent stopped')
       this.opts.telemetry?.('broker.agent.stopped', {'agent.id': a.agentId, runtime: a.handle.runtime})
     }
+    let branch: DeletedBranchDto | undefined
     if (removeWs) {
-      const kept = await removeWorkspace(agentRepoPaths(this.opts.stateDir, agentId), removeWs.branch ? removeWs : null, {checkout}).catch((err) => (this.opts.logger.warn({agentId, err: (err as Error).message}, 'removing the workspace failed'), null))
+      const paths = agentRepoPaths(this.opts.stateDir, agentId)
+      const removing = deleteBranch && removeWs.branch ? removeWorkspaceAndBranch(paths, removeWs).then((r) => ((branch = r.branch), r.kept)) : removeWorkspace(paths, removeWs.branch ? removeWs : null, {checkout})
+      const kept = await removing.catch((err) => (this.opts.logger.warn({agentId, err: (err as Error).message}, 'removing the workspace failed'), null))
       // The one place a user learns where a deleted agent's unpushed work went.
       if (kept) this.opts.logger.warn({agentId, branch: removeWs.branch, kept}, `the agent's clone held unpushed commits: its repository is kept at ${kept} (git fetch ${kept} ${removeWs.branch})`)
       rmSync(agentHome(this.opts.stateDir, agentId), {recursive: true, force: true})
     }
-    return {log}
+    return {log, ...(branch && {branch})}
   }
 
   /** Requests from the Hub. Unknown methods are refused so an older broker says so plainly. */
@@ -316,7 +323,7 @@ export class Broker {
         return this.startAgent(params as unknown as StartParams)
       case 'agent.stop':
         if (typeof params.agentId !== 'string') return {}
-        return this.stopAgent(params.agentId, (params.removeWorkspace as AgentWorkspace | undefined) ?? null, typeof params.checkout === 'string' ? params.checkout : null)
+        return this.stopAgent(params.agentId, (params.removeWorkspace as AgentWorkspace | undefined) ?? null, typeof params.checkout === 'string' ? params.checkout : null, params.deleteBranch === true)
       case 'agent.logs':
         this.agent(params.agentId)
         return {log: (await this.collectLog(params.agentId as string)) ?? ''}

@@ -1,4 +1,4 @@
-import type {AgentDto} from '../api/dto.js'
+import type {AgentDto, DeletedBranchDto} from '../api/dto.js'
 import type {HubClient} from './hub-client.js'
 
 export type Agent = AgentDto
@@ -52,7 +52,7 @@ export const agentsApi = (c: HubClient) => ({
     return c.call<{agents: Agent[]}>('GET', `/api/v1/agents${qs ? `?${qs}` : ''}`)
   },
   get: (projectId: string, agent: string) => c.call<{agent: Agent}>('GET', agentRoute(agent, projectId)),
-  delete: (projectId: string, agent: string) => c.call<{agent: Agent}>('DELETE', agentRoute(agent, projectId)),
+  delete: (projectId: string, agent: string, opts: {branch?: boolean} = {}) => c.call<{agent: Agent; branch?: DeletedBranchDto}>('DELETE', `${agentRoute(agent, projectId)}${opts.branch ? '?branch=true' : ''}`),
   action: (projectId: string, agent: string, action: 'stop' | 'start' | 'restart') => c.call<{agent: Agent}>('POST', `${agentRoute(agent, projectId)}/${action}`, {}),
   reincarnate: (projectId: string, agent: string, role?: string) => c.call<{agent: Agent}>('POST', `${agentRoute(agent, projectId)}/reincarnate`, role ? {role} : {}),
   logs: (projectId: string, agent: string) => c.call<string>('GET', `${agentRoute(agent, projectId)}/logs`, undefined, {headers: {accept: 'text/plain'}}),

@@ -24,6 +24,7 @@ import {recordUsage} from './usage.js'
 import {releasingOnClose, type StreamGate} from './stream-slots.js'
 import {requireAttachReach, type AttachAction} from './attach-reach.js'
 import {maskingStream, maskPatterns, maskText} from './log-masking.js'
+import {deletedBranch, type DeletedBranchDto} from './delete-branch.js'
 
 /** The body of `POST /agents/:id/status` (a harness's hook adds `turnEnded` and `usage`). */
 export interface StatusReportInput {
@@ -224,17 +225,18 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       return view(await load(ctx, ref, 'agent.read', projectRef), mark)
     },
 
-    async delete(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
+    async delete(ctx: CallContext, ref: string, projectRef?: string, opts: {branch?: boolean} = {}): Promise<{agent: AgentView; branch?: DeletedBranchDto}> {
       const agent = await load(ctx, ref, 'agent.delete', projectRef)
+      let [answered, failure]: [DeletedBranchDto | undefined, string | undefined] = [undefined, undefined]
       try {
-        await halt(agent, {removeWorkspace: true})
+        answered = await halt(agent, {removeWorkspace: true, deleteBranch: opts.branch})
       } catch (err) {
-        deps.logger.warn({agentId: agent.id, err: (err as Error).message}, 'stopping a deleted agent failed; the broker reconciles it when it reconnects')
+        deps.logger.warn({agentId: agent.id, err: (failure = (err as Error).message)}, 'stopping a deleted agent failed; the broker reconciles it when it reconnects')
       }
       const deleted = (await store.agents.update(agent.id, {phase: 'stopped', activity: null, deletedAt: now()}, now()))!
       deps.logger.info({agentId: agent.id, by: ctx.principal.id}, 'agent deleted')
       deps.telemetry?.({type: 'agent.deleted', agentId: agent.id, attributes: {'project.id': agent.projectId}})
-      return view(deleted)
+      return {agent: view(deleted), ...(opts.branch && {branch: deletedBranch(agent, answered, failure)})}
     },
 
     async stop(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {

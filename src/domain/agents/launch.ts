@@ -5,6 +5,7 @@
  */
 import {AppError} from '../../api/app-error.js'
 import type {AgentRecord} from '../../store/repositories/agents.js'
+import type {DeletedBranchDto} from '../../api/dto.js'
 import {parseDuration, iso} from '../shared/clock.js'
 import type {Deps} from '../deps.js'
 import {BUILTIN_HARNESS_CONFIGS, type HarnessConfigSetting} from './agent-settings.js'
@@ -130,7 +131,11 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
     const checkout = project?.localPath && agent.brokerId === a.colocatedBrokerId() ? project.localPath : null
     const remote = project ? cloneSource(project) : null
     if (!checkout && !remote) return null
-    return {checkout, gitRemote: remote, branch}
+    // Teams: a child's branch starts from its parent's branch head, in the parent's repository on
+    // the same broker (the broker refuses when the parent's repository is not there).
+    const parent = agent.parent ? await store.agents.get(agent.parent.id) : null
+    const fromParent = parent?.workspace && parent.brokerId === agent.brokerId ? {agentId: parent.id, branch: parent.workspace.branch} : undefined
+    return {checkout, gitRemote: remote, branch, ...(fromParent && {parent: fromParent})}
   }
 
   /**
@@ -225,14 +230,20 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
     }
   }
 
-  /** Stops the agent's session on its broker (when reachable) and keeps its output; with `removeWorkspace`, its worktree goes too. */
-  async function halt(agent: AgentRecord, opts: {removeWorkspace?: boolean} = {}): Promise<void> {
+  /**
+   * Stops the agent's session on its broker (when reachable) and keeps its output; with
+   * `removeWorkspace`, its worktree goes too, and with `deleteBranch` its branch once merged
+   * (answered: what the broker did with the branch, when it was asked and reached).
+   */
+  async function halt(agent: AgentRecord, opts: {removeWorkspace?: boolean; deleteBranch?: boolean} = {}): Promise<DeletedBranchDto | undefined> {
     await a.status.forget(agent.id)
     await a.tokens.revokeAll(agent.id)
     if (!agent.brokerId || !a.gateway.isConnected(agent.brokerId)) return
     if (!agent.runtimeRef && !(opts.removeWorkspace && agent.workspace)) return
-    const res = await a.gateway.request<{log?: string}>(agent.brokerId, 'agent.stop', {agentId: agent.id, ...(opts.removeWorkspace && agent.workspace && {removeWorkspace: agent.workspace})}, 120_000)
+    const remove = opts.removeWorkspace && agent.workspace && {removeWorkspace: agent.workspace, ...(opts.deleteBranch && {deleteBranch: true})}
+    const res = await a.gateway.request<{log?: string; branch?: DeletedBranchDto}>(agent.brokerId, 'agent.stop', {agentId: agent.id, ...remove}, 120_000)
     await archive(agent.id, res?.log)
+    return res?.branch
   }
 
   return {templateFilesOf, archive, dispatch, halt, gatherSecrets, secretValuesOf}

@@ -62,6 +62,7 @@ const statusBody = {
   },
 } as const
 const reincarnateBody = {type: 'object', additionalProperties: false, properties: {role: str}} as const
+const deleteQuery = {type: 'object', additionalProperties: false, properties: {branch: {type: 'boolean'}}} as const
 const listQuery = {
   type: 'object',
   additionalProperties: false,
@@ -104,7 +105,10 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService, gates: 
 
   for (const {base, params} of forms) {
     app.get(base, {schema: {params}}, async (request) => ({agent: await agents.get(ctxOf(request), ref(request).id, ref(request).projectId)}))
-    app.delete(base, {schema: {params}}, async (request) => ({agent: await agents.delete(ctxOf(request), ref(request).id, ref(request).projectId)}))
+    // `?branch=true`: the agent's branch goes too once merged into its base (else kept, saying why).
+    app.delete(base, {schema: {params, querystring: deleteQuery}}, async (request) =>
+      agents.delete(ctxOf(request), ref(request).id, ref(request).projectId, {branch: (request.query as {branch?: boolean}).branch === true}),
+    )
     for (const action of ['stop', 'start', 'restart'] as const) {
       app.post(`${base}/${action}`, {schema: {params}}, async (request) => ({agent: await agents[action](ctxOf(request), ref(request).id, ref(request).projectId)}))
     }
