@@ -13,6 +13,7 @@ export default class AgentWait extends BaseCommand<{agent: Agent}> {
   static override flags = {
     for: Flags.string({description: 'What to wait for: input (waiting_for_input), idle (idle or waiting_for_input), done (stopped, error, completed, limits_exceeded), any.', options: [...WAIT_FOR], default: 'any'}),
     timeout: Flags.string({description: 'Give up after this long (such as 30s, 10m, 1h); default: wait for ever.'}),
+    changed: Flags.boolean({description: 'Only a change after this call counts, not the state the agent is in now (after svc keys or svc message: wait for the agent to take it).'}),
     project: Flags.string({description: 'Project ID or slug.'}),
     hub: Flags.string({description: 'Hub URL.'}),
   }
@@ -29,7 +30,7 @@ export default class AgentWait extends BaseCommand<{agent: Agent}> {
     const first = (await agentsApi(client).get(projectId, args.agent)).agent
     // After the first read, by ID (top-level route): a name could be reused meanwhile.
     const read = async () => (await client.call<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(first.id)}`)).agent
-    return {agent: await waitForAgent(client, read, flags.for as WaitFor, timeoutMs)}
+    return {agent: await waitForAgent(client, read, flags.for as WaitFor, timeoutMs, {changed: flags.changed, base: flags.changed ? first : undefined})}
   }
 
   protected override human({agent}: {agent: Agent}): string {

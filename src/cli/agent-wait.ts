@@ -18,14 +18,27 @@ export function reached(a: Pick<Agent, 'phase' | 'activity'>, want: WaitFor): bo
   return idle || isDone(a)
 }
 
+const sameState = (a: Pick<Agent, 'phase' | 'activity' | 'detail'>, b: Pick<Agent, 'phase' | 'activity' | 'detail'>) => a.phase === b.phase && a.activity === b.activity && a.detail === b.detail
+
 /**
  * Waits on the event stream (not by polling) until the agent reaches `want`. The stream is
  * opened before the agent is read, so a change between the two is never missed, and an agent
  * already in the awaited state returns at once. Phase `error` ends the wait with `agent_failed`;
  * `timeoutMs` with `wait_timeout`.
+ *
+ * With `changed`, the state at the call does not count, whatever it is: only a change the Hub
+ * records after the first read does (`svc keys x Enter` then `svc agent wait x --for idle
+ * --changed` waits for the agent to take the key and come back, never answering with the
+ * `waiting_for_input` it had before). The agent as first read is `base`, when the caller has it.
  */
-export async function waitForAgent(client: HubClient, read: () => Promise<Agent>, want: WaitFor, timeoutMs: number | null): Promise<Agent> {
-  let agent = await read()
+export async function waitForAgent(client: HubClient, read: () => Promise<Agent>, want: WaitFor, timeoutMs: number | null, opts: {changed?: boolean; base?: Agent} = {}): Promise<Agent> {
+  let agent = opts.base ?? (await read())
+  // --changed: the state last seen, from the first read on. Only a different state is a change;
+  // an event the Hub stamped before the first read (`at` is the row's `updatedAt`; it was on its
+  // way when the stream opened) is old news. A read may show a report not yet written (the
+  // status writer's overlay), whose event then comes later with the same state: not a change.
+  let seen: Agent | null = opts.changed ? agent : null
+  const since = agent.updatedAt
   return new Promise<Agent>((resolve, reject) => {
     let finished = false
     let stream: {close(): void} | null = null
@@ -38,7 +51,13 @@ export async function waitForAgent(client: HubClient, read: () => Promise<Agent>
       if (err) reject(err)
       else resolve(a)
     }
-    const check = (a: Agent) => {
+    const check = (a: Agent, fromEvent: boolean) => {
+      if (seen) {
+        if (fromEvent && a.updatedAt < since) return
+        const changed = !sameState(seen, a)
+        seen = a
+        if (!changed) return
+      }
       agent = a
       if ((a.phase as string) === 'deleted') return finish(new AppError('not_found', `agent ${a.name} was deleted`), a)
       // An agent that failed never reaches any awaited state but `done`, and `done` reports it.
@@ -52,10 +71,10 @@ export async function waitForAgent(client: HubClient, read: () => Promise<Agent>
       .followEvents(
         {agentId: agent.id},
         (e) => {
-          if (e.id === agent.id) check(applyEvent(agent, e))
+          if (e.id === agent.id) check({...applyEvent(agent, e), updatedAt: e.at}, true)
         },
         // After each (re)connection: the state now, then events from there.
-        async () => check(await read()),
+        async () => check(await read(), false),
       )
       .then(
         (s) => {
