@@ -19,7 +19,7 @@ function secretFlags(values: string[] | undefined): Record<string, string> {
 export default class AgentCreate extends BaseCommand<{agent: Agent}> {
   static override description = `Create an agent and dispatch it to a runtime broker.
 
-The harness (--harness: shell, claude, codex, gemini, opencode or a config of the settings) runs in the agent's own git worktree of the project's checkout, on the branch svc/<name>, with TASK as its first prompt.
+The harness (--harness: shell, claude, codex, gemini, opencode or a config of the settings) runs in the agent's own git repository, made from the project's checkout (or, where the broker has none, cloned from its remote), on the branch svc/<name>, with TASK as its first prompt. The checkout gets svc/<name> when the agent is merged, pushed or deleted.
 
 The project is --project, else SVC_HUB_GROVE_ID, else hub.grove_id in .svc/settings.yaml, else the workstation's "default" project. The broker is --broker, else the project's default broker, else the Hub's default (its co-located broker on a workstation).
 

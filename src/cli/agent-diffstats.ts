@@ -26,7 +26,7 @@ export async function diffstats(client: HubClient, agents: Agent[]): Promise<Map
         const t = totals(d.files)
         out.set(a.id, `+${t.additions} -${t.deletions}`)
       } catch {
-        // No count: the broker is away, slow, or the worktree is gone.
+        // No count: the broker is away or slow, or the agent's repository is gone.
       }
     }
   }

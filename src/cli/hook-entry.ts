@@ -44,7 +44,7 @@ function parse(text: string): unknown {
 /**
  * With SVC_HOOK_TRACE=<file> in the harness's environment (a harness config's `env` puts it
  * there), each hook appends one JSON line to that file (a relative path is taken from the hook's
- * working directory, the agent's worktree, which a sandboxed agent can write): when its process
+ * working directory, the agent's work tree, which a sandboxed agent can write): when its process
  * started, when it sent the report and when the Hub answered. It tells where a late status spends its time; the agents
  * benchmark measures visibility from `startedAt`. Best effort, like everything in a hook.
  */

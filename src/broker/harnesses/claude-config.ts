@@ -35,7 +35,7 @@ export const CLAUDE_CREDENTIALS_FILE = '.claude/.credentials.json'
 /** Claude Code approves a custom API key by its last 20 characters (never the whole key). */
 export const keyApprovalId = (key: string) => key.slice(-20)
 
-/** `~/.claude.json`: onboarding done, the key approved, the worktree trusted, nothing to announce. */
+/** `~/.claude.json`: onboarding done, the key approved, the work tree trusted, nothing to announce. */
 export function claudeState(existing: Record<string, any>, ctx: LaunchContext, userState: Record<string, any> = {}, realWorkdir?: string): Record<string, any> {
   const state: Record<string, any> = {...existing}
   state.hasCompletedOnboarding = true

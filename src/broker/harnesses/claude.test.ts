@@ -91,7 +91,7 @@ describe('claude harness module', () => {
     expect(statSync(join(c.home, '.claude.json')).mode & 0o077).toBe(0)
   })
 
-  it('prepare trusts the worktree by the path given and by its real path', async () => {
+  it('prepare trusts the work tree by the path given and by its real path', async () => {
     const real = tmp('svc-claude-real-')
     const link = join(tmp('svc-claude-link-'), 'wt')
     symlinkSync(real, link)

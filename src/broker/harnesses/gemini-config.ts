@@ -2,7 +2,7 @@
  * What Gemini CLI's first run needs in the agent's HOME so it never stops at a dialog, and its
  * hooks: `~/.gemini/settings.json` (auth type, no update checks, telemetry, IDE nudge or
  * compatibility warnings, the svc hooks, the thinking level) and `~/.gemini/trustedFolders.json`
- * (the agent's worktree trusted, else the CLI asks on first start and runs in safe mode).
+ * (the agent's work tree trusted, else the CLI asks on first start and runs in safe mode).
  * Everything is merged into what the CLI itself wrote there before, so a restart keeps the
  * user's `/settings` choices; only the keys svc owns are rewritten.
  */

@@ -37,9 +37,12 @@ export interface HookReport {
 export interface LaunchContext {
   agentId: string
   agentName: string
-  /** The agent's own HOME: the harness's config and credentials go here, never in the worktree. */
+  /** The agent's own HOME: the harness's config and credentials go here, never in the work tree. */
   home: string
-  /** The agent's git worktree (its working directory). */
+  /**
+   * The agent's work tree (its working directory), whose `.git` names its own repository; an
+   * empty directory when the project has neither a checkout on this broker nor a remote.
+   */
   workdir: string
   /** First prompt, when the agent was created with a task and this is not a resume. */
   task?: string
