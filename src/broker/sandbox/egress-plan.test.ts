@@ -26,6 +26,12 @@ describe('what an isolated agent may reach', () => {
     ].sort((a, b) => order(a) - order(b)))
   })
 
+  it("the endpoints of a JSON configuration held in a variable (OpenCode's provider baseURL)", () => {
+    const config = JSON.stringify({provider: {scripted: {options: {baseURL: 'http://127.0.0.1:4100/v1', apiKey: 'k'}}}, share: 'disabled', mcp: {x: {url: 'https://mcp.example.org/sse'}}})
+    const got = allowedDestinations({env: {OPENCODE_CONFIG_CONTENT: config, PLAIN: '{not json', OTHER: 'http://127.0.0.1:1'}, command: ['/bin/sh'], extra: []})
+    expect(got.map((d) => `${d.host}:${d.port} ${d.why}`)).toEqual(['127.0.0.1:4100 OPENCODE_CONFIG_CONTENT', 'mcp.example.org:443 OPENCODE_CONFIG_CONTENT'])
+  })
+
   it('a shell agent gets only the Hub (no harness API hosts)', () => {
     expect(allowedDestinations({env: {SVC_HUB_ENDPOINT: 'http://127.0.0.1:9810'}, command: ['/bin/bash', '-i'], extra: []})).toEqual([{host: '127.0.0.1', port: 9810, why: 'SVC_HUB_ENDPOINT'}])
   })

@@ -11,8 +11,9 @@
  * those host:port pairs. Nothing else exists: no route, no DNS server, no other loopback port.
  *
  * The set is fixed when the agent starts, from the environment the broker built from records
- * (the Hub's endpoint, the harness config's and the runtime's env) and settings: never from files
- * in the workspace.
+ * (the Hub's endpoint, the harness config's and the runtime's env, including the endpoints of a
+ * JSON configuration held in a variable, such as OpenCode's `OPENCODE_CONFIG_CONTENT`) and
+ * settings: never from files in the workspace.
  */
 
 export interface Destination {
@@ -76,6 +77,33 @@ function urlDestination(value: string, why: string): Destination | undefined {
   return {host: u.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port, why}
 }
 
+/** Keys of a JSON configuration whose URL value names an endpoint (OpenCode's `provider.<id>.options.baseURL`). */
+const URL_KEYS = /^(base_?url|url|endpoint|api_?base)$/i
+
+/**
+ * The endpoint URLs of a variable holding a JSON configuration (`OPENCODE_CONFIG_CONTENT`): the
+ * string values of URL_KEYS anywhere in it. Any other value names none.
+ */
+export function configUrls(value: string): string[] {
+  if (!value.trimStart().startsWith('{')) return []
+  let doc: unknown
+  try {
+    doc = JSON.parse(value)
+  } catch {
+    return []
+  }
+  const out: string[] = []
+  const walk = (v: unknown, depth: number) => {
+    if (depth > 20 || v === null || typeof v !== 'object') return
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (typeof x === 'string' && URL_KEYS.test(k)) out.push(x)
+      else walk(x, depth + 1)
+    }
+  }
+  walk(doc, 0)
+  return out
+}
+
 export interface AllowedInput {
   /** The agent's environment as the broker built it (Hub endpoint, runtime, harness config and secret env). */
   env: Record<string, string>
@@ -91,18 +119,24 @@ export function allowedDestinations(i: AllowedInput): Destination[] {
   const add = (d: Destination | undefined) => {
     if (d && !out.has(`${d.host}:${d.port}`)) out.set(`${d.host}:${d.port}`, d)
   }
-  for (const k of Object.keys(i.env).sort()) if (URL_ENV.test(k)) add(urlDestination(i.env[k], k))
+  for (const k of Object.keys(i.env).sort()) {
+    if (URL_ENV.test(k)) add(urlDestination(i.env[k], k))
+    else for (const url of configUrls(i.env[k])) add(urlDestination(url, k))
+  }
   const harness = harnessOf(i.command)
   for (const host of harness ? HARNESS_API_HOSTS[harness] : []) add({host, port: 443, why: `${harness} API`})
   for (const e of i.extra) add({...parseHostPort(e), why: 'egress_allow'})
   return [...out.values()]
 }
 
+/** Where the broker's socket directory is mounted inside the sandbox (short: a Unix socket path has at most 107 bytes). */
+export const SANDBOX_NET_DIR = '/run/svc-egress'
+
 export interface Listener {
   /** Address and port inside the sandbox, and the host-side destination of the same address and port. */
   address: string
   port: number
-  /** The broker's Unix socket it is bridged to. */
+  /** The broker's Unix socket it is bridged to, as the sandbox sees it (in SANDBOX_NET_DIR). */
   socket: string
 }
 

@@ -2,23 +2,25 @@
  * The broker's side of an isolated agent's network (egress-plan.ts): one Unix socket per
  * allowed loopback destination, each connection forwarded to that one address and port, and a
  * CONNECT proxy letting through only the plan's host:port pairs. The sockets live in a directory
- * of the broker's state, bound read-only into the sandbox; the plan is kept there too, so a
- * broker that restarts while its agents run opens their sockets again (`resumeEgress`).
+ * of the broker's, bound read-only into the sandbox (at SANDBOX_NET_DIR: the plan names the
+ * sockets by that path, the broker listens on the same file names in its own directory); the
+ * plan is kept there too, so a broker that restarts while its agents run opens their sockets
+ * again (`resumeEgress`).
  *
  * The servers run in the broker process: a connection the agent opens is a connection the
  * broker makes, to a destination the plan fixed at start. Nothing the agent sends can change it.
  */
 import {existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync} from 'node:fs'
 import net from 'node:net'
-import {join} from 'node:path'
-import type {EgressPlan, Listener} from './egress-plan.js'
+import {basename, join} from 'node:path'
+import type {EgressPlan} from './egress-plan.js'
 
 /** Open servers by socket directory, for the whole process (several runtime objects share a state dir). */
 const open = new Map<string, net.Server[]>()
 
 const PLAN = 'plan.json'
 /** The longest Unix socket path Linux takes is 107 bytes. */
-const MAX_SOCKET_PATH = 107
+export const MAX_SOCKET_PATH = 107
 
 export function egressRunning(dir: string): boolean {
   return open.has(dir)
@@ -67,10 +69,10 @@ async function serve(dir: string, plan: EgressPlan): Promise<void> {
   const servers: net.Server[] = []
   open.set(dir, servers)
   try {
-    for (const l of plan.loopback) servers.push(await listen(l, (c) => forward(c, l.address, l.port)))
+    for (const l of plan.loopback) servers.push(await listen(join(dir, basename(l.socket)), (c) => forward(c, l.address, l.port)))
     if (plan.proxy) {
       const allow = new Set(plan.proxy.allow)
-      servers.push(await listen(plan.proxy, (c) => proxy(c, allow)))
+      servers.push(await listen(join(dir, basename(plan.proxy.socket)), (c) => proxy(c, allow)))
     }
   } catch (err) {
     await closeEgress(dir)
@@ -78,10 +80,10 @@ async function serve(dir: string, plan: EgressPlan): Promise<void> {
   }
 }
 
-function listen(l: Listener, onConnection: (c: net.Socket) => void): Promise<net.Server> {
-  if (Buffer.byteLength(l.socket) > MAX_SOCKET_PATH) throw new Error(`the sandbox socket path ${l.socket} is longer than ${MAX_SOCKET_PATH} bytes: use a shorter broker state directory`)
+function listen(socket: string, onConnection: (c: net.Socket) => void): Promise<net.Server> {
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) throw new Error(`the sandbox socket path ${socket} is longer than ${MAX_SOCKET_PATH} bytes`)
   try {
-    unlinkSync(l.socket)
+    unlinkSync(socket)
   } catch {
     // None left behind.
   }
@@ -98,7 +100,7 @@ function listen(l: Listener, onConnection: (c: net.Socket) => void): Promise<net
   server.unref()
   return new Promise((resolve, reject) => {
     server.once('error', reject)
-    server.listen(l.socket, () => {
+    server.listen(socket, () => {
       server.off('error', reject)
       // A later error (EMFILE on accept) must not crash the broker.
       server.on('error', () => {})

@@ -4,11 +4,12 @@
  * broker's side of its network (egress.ts), and returns what the bwrap policy, the environment
  * and the command gain. Host side; the decisions are in egress-plan.ts and policy.ts.
  */
-import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {runCommand} from '../runtimes/run-command.js'
-import {allowedDestinations, egressEnv, egressPlan, identityFile, launcherScript, type Destination} from './egress-plan.js'
-import {closeEgress, openEgress} from './egress.js'
+import {allowedDestinations, egressEnv, egressPlan, identityFile, launcherScript, SANDBOX_NET_DIR, type Destination} from './egress-plan.js'
+import {closeEgress, MAX_SOCKET_PATH, openEgress, resumeEgress} from './egress.js'
 import {findExecutable} from './host.js'
 import type {SandboxPolicy} from './policy.js'
 
@@ -63,7 +64,6 @@ export async function prepareIsolation(s: IsolationSettings, i: IsolationInput):
     throw new Error(`the local runtime runs each agent${uid !== undefined ? ` as uid ${uid} in a user namespace (the broker runs as root)` : ''}${isolated ? `${uid !== undefined ? ' and' : ''} in a network namespace of its own` : ''}, and bwrap cannot make one here (${problem}): allow them on this host (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor's restrict_unprivileged_userns), or ${fix.join(', or ')}`)
   }
   mkdirSync(i.dir, {recursive: true, mode: 0o700})
-  out.readable.push(i.dir)
   if (uid !== undefined) {
     const overlays: Array<{source: string; dest: string}> = []
     for (const kind of ['passwd', 'group'] as const) {
@@ -78,9 +78,10 @@ export async function prepareIsolation(s: IsolationSettings, i: IsolationInput):
   const socat = findExecutable('socat', i.path)
   if (!socat) throw new Error(`an agent's isolated network needs socat (its forwarders inside the sandbox), and socat is not installed or not on PATH: install it (Debian: apt-get install socat), or set runtimes.${s.runtimeName}.network: host to share the host's network`)
   out.allowed = allowedDestinations({env: i.env, command: i.command, extra: s.egressAllow})
-  const plan = egressPlan(out.allowed, join(i.dir, 'net'), s.runtimeName)
-  mkdirSync(join(i.dir, 'net'), {recursive: true, mode: 0o700})
-  await openEgress(join(i.dir, 'net'), plan)
+  const plan = egressPlan(out.allowed, SANDBOX_NET_DIR, s.runtimeName)
+  const netDir = socketDir(i.dir)
+  await openEgress(netDir, plan)
+  out.policy.overlays = [...(out.policy.overlays ?? []), {source: netDir, dest: SANDBOX_NET_DIR}]
   out.env = egressEnv(plan)
   out.prefix = ['/bin/sh', '-c', launcherScript(plan, socat), 'svc-egress']
   if (!socat.startsWith('/usr/') && !socat.startsWith('/bin/')) out.readable.push(socat)
@@ -89,8 +90,36 @@ export async function prepareIsolation(s: IsolationSettings, i: IsolationInput):
 
 /** Closes an agent's network (when it had one) and removes its sandbox directory. */
 export async function releaseIsolation(dir: string): Promise<void> {
-  await closeEgress(join(dir, 'net'))
+  const net = netDirOf(dir)
+  if (net) await closeEgress(net)
   rmSync(dir, {recursive: true, force: true})
+}
+
+/** Opens the sockets of an agent found running, when this process does not serve them yet (a restarted broker). */
+export async function resumeIsolation(dir: string): Promise<void> {
+  const net = netDirOf(dir)
+  if (net) await resumeEgress(net)
+}
+
+/**
+ * The directory of the broker's sockets for an agent: `<dir>/net` when its socket paths fit the
+ * kernel's limit, else a private directory of the system's temp directory (a deep broker state
+ * directory). Its path is kept in `<dir>/net-dir`, for releaseIsolation and resumeIsolation.
+ */
+function socketDir(dir: string): string {
+  let net = join(dir, 'net')
+  if (Buffer.byteLength(join(net, 'proxy.sock')) > MAX_SOCKET_PATH) net = mkdtempSync(join(tmpdir(), 'svc-egress-'))
+  else mkdirSync(net, {recursive: true, mode: 0o700})
+  writeFileSync(join(dir, 'net-dir'), net, {mode: 0o600})
+  return net
+}
+
+function netDirOf(dir: string): string | undefined {
+  try {
+    return readFileSync(join(dir, 'net-dir'), 'utf8')
+  } catch {
+    return undefined
+  }
 }
 
 /**

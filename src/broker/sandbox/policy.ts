@@ -34,7 +34,7 @@ export interface SandboxPolicy {
   system: SystemPath[]
   /** Files hidden behind an empty one (e.g. /etc/shadow when the broker runs as root). */
   masked: string[]
-  /** Files bound read-only over system files (`/etc/passwd` naming the sandbox uid). */
+  /** Host paths bound read-only at another path: over system files (`/etc/passwd` naming the sandbox uid), or the broker's socket directory at a short path. */
   overlays?: Array<{source: string; dest: string}>
   /** `isolated`: own network namespace, only `lo`; `host` (default): the host's network. */
   network?: 'host' | 'isolated'
