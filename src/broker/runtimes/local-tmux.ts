@@ -10,8 +10,7 @@ import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {AgentSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
 import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, writeSvcShim} from '../sandbox/host.js'
-import {resumeEgress} from '../sandbox/egress.js'
-import {prepareIsolation, releaseIsolation, type IsolationSettings} from '../sandbox/isolation.js'
+import {prepareIsolation, releaseIsolation, resumeIsolation, type IsolationSettings} from '../sandbox/isolation.js'
 import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand} from './run-command.js'
@@ -210,7 +209,7 @@ export class LocalTmuxRuntime implements Runtime {
    * this process does not serve them (the broker restarted while its agents ran on in tmux).
    */
   private async keepNetwork(session: string): Promise<void> {
-    await resumeEgress(join(this.sandboxDir(session), 'net')).catch(() => {})
+    await resumeIsolation(this.sandboxDir(session)).catch(() => {})
   }
 
   /** The agent's sandbox directory (Unix sockets of its network, its passwd): bound read-only inside. */
