@@ -126,7 +126,8 @@ describeEachDialect('agents: review and land work (diff, merge, push)', (dialect
     const r = await hub.request('POST', `/api/v1/projects/${projectId}/agents/alice/merge`, {token: member.token, body: {strategy: 'squash', message: 'Land alice'}})
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({merged: true, commit: sh(repos.checkout, 'rev-parse', 'main'), strategy: 'squash', baseRef: 'main', branch: 'svc/alice'})
-    expect(sh(repos.checkout, 'log', '-1', '--format=%an <%ae>|%cn <%ce>|%s')).toBe(`alice <${agents.alice.id}@svc>|${member.user.displayName} <${member.user.email}>|Land alice`)
+    // The committer is the person as the checkout's git names them (git-repos.ts sets Dev), not their Hub identity.
+    expect(sh(repos.checkout, 'log', '-1', '--format=%an <%ae>|%cn <%ce>|%s')).toBe(`alice <${agents.alice.id}@svc>|Dev <dev@example.com>|Land alice`)
     expect(sh(repos.checkout, 'show', 'HEAD:src/added.ts')).toContain('export const added = 1')
     expect(sh(repos.checkout, 'status', '--porcelain')).toBe('')
     const audit = await hub.store.audit.list('agent_merge')
