@@ -78,6 +78,33 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     await w.close()
   })
 
+  it('a liveOnly report is written only on a live agent: refused in the write (409), never overlaid, still checked after a failed round', async () => {
+    const other = (await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name: 'writer-stopped', harnessConfig: 'shell'}})).body.agent.id as string
+    expect((await hub.request('POST', `/api/v1/agents/${other}/stop`)).body.agent.phase).toBe('stopped')
+    let down = true
+    const store = Object.create(hub.store)
+    store.transaction = async (fn: any) => {
+      if (down) throw new Error('database down')
+      return hub.store.transaction(fn)
+    }
+    const w = createStatusWriter({store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, {intervalMs: 3_600_000, eager: false})
+    const refused = w.report(other, {phase: 'running', activity: 'executing', detail: 'back from the dead'}, {liveOnly: true})
+    const taken = w.report(agentId, {activity: 'executing', detail: 'live'}, {liveOnly: true})
+    expect(w.pendingFor(other)).toBeUndefined()
+    // A failed round answers both with the error and keeps them, still to be checked.
+    await w.flush()
+    await expect(refused).rejects.toThrow('database down')
+    await expect(taken).rejects.toThrow('database down')
+    expect(w.pendingFor(other)).toBeUndefined()
+    down = false
+    const again = w.report(other, {detail: 'still here'}, {liveOnly: true})
+    await w.flush()
+    await expect(again).rejects.toMatchObject({code: 'agent_not_running', status: 409, details: {phase: 'stopped'}})
+    expect(await hub.store.agents.get(other)).toMatchObject({phase: 'stopped', activity: null})
+    expect(await hub.store.agents.get(agentId)).toMatchObject({phase: 'running', activity: 'executing', detail: 'live'})
+    await w.close()
+  })
+
   it('a failed write keeps the steps for the next round, at most eight of them, and not those of an agent forgotten meanwhile', async () => {
     let down = true
     let gate: () => void = () => {}

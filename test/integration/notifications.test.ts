@@ -39,7 +39,16 @@ describeEachDialect('notification channels (webhooks)', (dialect) => {
     hub = await startFakeBrokerHub(dialect)
   })
   afterAll(() => hub?.dispose())
-  const create = async (name: string) => (await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name, harnessConfig: 'shell'}})).body.agent as {id: string; projectId: string}
+  /**
+   * A running agent whose start (activity `idle`, itself a default event) this Hub's feed has
+   * already passed: a channel set afterwards hears only the reports of the test.
+   */
+  const create = async (name: string) => {
+    const agent = (await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name, harnessConfig: 'shell'}})).body.agent as {id: string; projectId: string}
+    const seq = await hub.store.agentEvents.latestSeq()
+    await waitFor(() => hub.services.agentFeed.position() >= seq, 10_000, 'the feed past the start')
+    return agent
+  }
   const report = (id: string, body: Record<string, unknown>) => hub.request('POST', `/api/v1/agents/${id}/status`, {token: hub.tokenOf(id), body})
 
   it('refuses a channel that is not a webhook with a URL, and changes nothing', async () => {
@@ -55,8 +64,8 @@ describeEachDialect('notification channels (webhooks)', (dialect) => {
   it('POSTs the signed event once; a 500 is retried with the same body; admin status counts it', async () => {
     const rx = await receiver([500])
     try {
-      expect((await setChannels(hub, [{type: 'webhook', url: rx.url, secret: 'sh-secret', allow_private: true}])).status).toBe(200)
       const a = await create('hook-one')
+      expect((await setChannels(hub, [{type: 'webhook', url: rx.url, secret: 'sh-secret', allow_private: true}])).status).toBe(200)
       await report(a.id, {activity: 'waiting_for_input', detail: 'Allow Bash: npm publish?'})
       await waitFor(() => rx.got.length >= 2, 15_000, 'a retry after the 500')
       const [first, second] = rx.got
@@ -86,8 +95,8 @@ describeEachDialect('notification channels (webhooks)', (dialect) => {
   it('a channel that keeps failing shows in admin status with its error; no signature without a secret', async () => {
     const rx = await receiver([503, 503, 503, 503, 503, 503])
     try {
-      await setChannels(hub, [{type: 'webhook', url: rx.url, events: ['completed'], allow_private: true}])
       const a = await create('hook-fail')
+      await setChannels(hub, [{type: 'webhook', url: rx.url, events: ['completed'], allow_private: true}])
       await report(a.id, {activity: 'completed', detail: 'done'})
       await waitFor(() => rx.got.length >= 1, 15_000, 'the first attempt')
       expect(rx.got[0].headers['x-svc-signature']).toBeUndefined()
@@ -122,11 +131,15 @@ describe.skipIf(!(await pgAvailable()))('notification channels across replicas [
   it('delivers each event exactly once', async () => {
     const rx = await receiver()
     try {
+      // Made first, and both feeds past its start (activity idle, a default event): only the
+      // reports below are heard.
+      const r = await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name: 'hook-once', harnessConfig: 'shell'}})
+      const id = r.body.agent.id
+      const started = await hub.store.agentEvents.latestSeq()
+      await waitFor(() => hub.services.agentFeed.position() >= started && other.services.agentFeed.position() >= started, 10_000, 'both feeds past the start')
       await setChannels(hub, [{type: 'webhook', url: rx.url, allow_private: true}])
       // The other replica follows the settings change before the event.
       await waitFor(() => ((other.services.settings!.resolved() as any).server?.notification_channels ?? []).length === 1, 10_000, 'replica settings')
-      const r = await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name: 'hook-once', harnessConfig: 'shell'}})
-      const id = r.body.agent.id
       for (const activity of ['waiting_for_input', 'thinking', 'idle', 'thinking', 'waiting_for_input']) {
         await hub.request('POST', `/api/v1/agents/${id}/status`, {token: hub.tokenOf(id), body: {activity}})
         await waitFor(async () => (await hub.store.agentEvents.since(0, 1000)).some((e) => e.agentId === id && e.activity === activity && e.seq > 0), 10_000, activity)

@@ -50,9 +50,6 @@ export interface AgentServiceDeps {
   colocatedStarting?: () => Promise<unknown> | null
 }
 
-/** Phases in which an agent's session is held (or being made) by its broker. */
-const LIVE_PHASES = new Set(['provisioning', 'cloning', 'running'])
-
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
 const fieldError = (path: string, message: string) => new AppError('validation_error', `${path} ${message}`, {fields: [{path, message}]})
 
@@ -285,30 +282,20 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     /**
      * The agent's own status report (or its broker's). Validated, then coalesced with others
      * into one write; answered once that write committed (status-writer.ts). An agent's
-     * credential reports only on an agent that is live (`running`, or starting): a session the
-     * broker does not hold cannot bring its agent back, nor show it busy (409 `agent_not_running`).
+     * credential reports only on an agent that is live (`running`, or starting), checked in that
+     * write: a session the broker does not hold cannot bring its agent back, nor show it busy
+     * (409 `agent_not_running`).
      */
     async reportStatus(ctx: CallContext, ref: string, report: StatusReportInput): Promise<void> {
       if (report.phase !== undefined && !(PHASES as readonly string[]).includes(report.phase)) throw fieldError('phase', `must be one of ${PHASES.join(', ')}`)
       if (report.activity !== undefined && !(ACTIVITIES as readonly string[]).includes(report.activity)) throw fieldError('activity', `must be one of ${ACTIVITIES.join(', ')}`)
       const p = ctx.principal
-      const generation = a.status.generation(ref)
-      let agent: AgentRecord | undefined
+      // Fast path: an agent reporting on itself needs no read (its liveness is checked in the write).
       if (!(p.kind === 'agent' && p.id === ref)) {
-        agent = await load(ctx, ref, 'agent.status_update')
+        const agent = await load(ctx, ref, 'agent.status_update')
         ref = agent.id
       }
-      if (p.kind === 'agent') {
-        agent ??= (await store.agents.get(ref)) ?? undefined
-        if (!agent || agent.deletedAt) throw notFound('agent')
-        const phase = a.status.pendingFor(ref)?.phase ?? agent.phase
-        // Nothing awaited between this check and report(): a stop that came after the read bumped
-        // the generation, so the row read is still the Hub's view when it is unchanged.
-        if (!LIVE_PHASES.has(phase) || a.status.generation(ref) !== generation) {
-          throw new AppError('agent_not_running', `agent ${agent.name} is not running (phase ${phase}): its session is not one the Hub holds, so its reports are refused; start it again`, {phase})
-        }
-      }
-      await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail})
+      await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail}, {liveOnly: p.kind === 'agent'})
       // Usage totals (agents/usage.ts); over max_model_calls the agent is stopped (in the background).
       const used = report.usage && (await recordUsage(store, ref, report.usage, now()))
       if (used && used.exceeded && used.agent.phase === 'running') await stopForLimit(used.agent, `max_model_calls (${used.limit}) exceeded: ${used.usage.modelCalls} model calls`)

@@ -1,4 +1,5 @@
 import {performance} from 'node:perf_hooks'
+import {AppError} from '../../api/app-error.js'
 import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
 
@@ -6,6 +7,7 @@ export interface StatusPatch {
   phase?: string
   activity?: string | null
   detail?: string
+  /** A harness's failure (null clears it). */
   heartbeatAt: string
 }
 
@@ -14,6 +16,9 @@ const COMMITTED_OVERLAY_MS = 30_000
 
 /** Steps one agent may hold pending; past it, the oldest fold into one. */
 const MAX_STEPS = 8
+
+/** Phases in which an agent's session is held (or being made) by its broker. */
+export const LIVE_PHASES: ReadonlySet<string> = new Set(['provisioning', 'cloning', 'running'])
 
 /**
  * Coalesces agents' status reports and writes them before their answer. A report lands in memory
@@ -26,6 +31,12 @@ const MAX_STEPS = 8
  * in the same transaction, so every change is an agent event (a `waiting_for_input` answered
  * within one batch still reaches the event stream and the webhooks). Reads overlay the pending
  * steps, so a caller on this Hub sees its own report immediately; other replicas once committed.
+ *
+ * A report made with `liveOnly` (an agent's own credential) is written only if the agent is live
+ * (LIVE_PHASES) when its batch is written: the row is read in the same transaction, once per
+ * agent and batch, and the report is refused with 409 `agent_not_running` otherwise (with the
+ * other reports on that agent in the batch, whose steps it shares). Until then such reports are
+ * not overlaid on reads, so a refused one never shows.
  *
  * A read takes `readMark()` before it reads the row. A batch that commits after that mark is
  * still overlaid on that read: on PostgreSQL the read runs on another connection and may have
@@ -45,6 +56,7 @@ export interface StatusWriterOptions {
 }
 
 interface Waiter {
+  agentId: string
   resolve: () => void
   reject: (err: unknown) => void
 }
@@ -57,9 +69,9 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
   // Who waits for the reports in `pending`: answered when the batch that takes them commits.
   let waiting: Waiter[] = []
   let scheduled = false
-  // Bumped by forget(): a caller that checked an agent's phase and sees it unchanged knows that
-  // no stop, removal or broker report came in between (see `generation`).
-  const generations = new Map<string, number>()
+  // Agents whose pending steps include a `liveOnly` report: checked when written, hidden till then.
+  let unchecked = new Set<string>()
+  let uncheckedInflight = new Set<string>()
   // The batch being written: still overlaid on reads until its transaction commits, or a read
   // in between would see neither the report nor the row it becomes.
   let inflight = new Map<string, StatusPatch[]>()
@@ -78,13 +90,27 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
       return
     }
     const batch = [...pending.entries()]
+    const check = unchecked
     inflight = new Map(batch)
+    uncheckedInflight = check
+    unchecked = new Set()
     pending.clear()
     flushing = (async () => {
+      // Agents not live when their batch was written: what the refusal says.
+      const refused = new Map<string, {name: string; phase: string}>()
       try {
         const now = iso(deps.clock.now())
         await deps.store.transaction(async (tx) => {
           for (const [agentId, steps] of batch) {
+            if (check.has(agentId)) {
+              // In the transaction that writes: a stop written before it is seen (SQLite
+              // serialises writers; PostgreSQL reads what committed before this statement).
+              const row = await tx.agents.get(agentId)
+              if (!row || row.deletedAt || !LIVE_PHASES.has(row.phase)) {
+                refused.set(agentId, {name: row?.name ?? agentId, phase: row?.deletedAt ? 'deleted' : (row?.phase ?? 'unknown')})
+                continue
+              }
+            }
             for (const p of steps) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, lastHeartbeatAt: p.heartbeatAt}, now)
           }
         })
@@ -92,10 +118,14 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
         const at = performance.now()
         // Only what is still in flight: forget() during the write removed an agent on purpose.
         for (const [agentId, steps] of batch) {
-          if (inflight.get(agentId) !== steps) continue
+          if (inflight.get(agentId) !== steps || refused.has(agentId)) continue
           committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...steps])!, epoch, at})
         }
-        for (const w of waiters) w.resolve()
+        for (const w of waiters) {
+          const no = refused.get(w.agentId)
+          if (!no) w.resolve()
+          else w.reject(new AppError('agent_not_running', `agent ${no.name} is not running (phase ${no.phase}): its session is not one the Hub holds, so its reports are refused; start it again`, {phase: no.phase}))
+        }
       } catch (err) {
         // Keep the reports for the next round rather than lose them, before the newer ones; not
         // those of an agent forget() dropped meanwhile (stopped or deleted on purpose), and no
@@ -103,12 +133,15 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
         for (const [agentId, steps] of batch) {
           if (inflight.get(agentId) !== steps) continue
           pending.set(agentId, compact([...steps, ...(pending.get(agentId) ?? [])]))
+          // Still to be checked when written: a retry must not write it unchecked.
+          if (check.has(agentId)) unchecked.add(agentId)
         }
         deps.logger.warn({err, agents: batch.length}, 'status flush failed; will retry')
         // Their callers answer an error (the hook keeps the report and sends it again).
         for (const w of waiters) w.reject(err)
       } finally {
         inflight = new Map()
+        uncheckedInflight = new Set()
         flushing = null
         // Reports that came during this write are the next batch.
         if (eager && waiting.length) schedule()
@@ -143,24 +176,19 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
   return {
     /**
      * Queues a report; resolves once the transaction holding it has committed (or once forget()
-     * dropped it), rejects when that write failed (the report is still kept for the next round).
-     * A caller that does not wait (a broker's liveness) may ignore the promise.
+     * dropped it), rejects when that write failed (the report is still kept for the next round)
+     * or, with `liveOnly`, with 409 `agent_not_running` when the agent was not live then. A
+     * caller that does not wait (a broker's liveness) may ignore the promise.
      */
-    report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}): Promise<void> {
+    report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}, opts: {liveOnly?: boolean} = {}): Promise<void> {
       const step = {heartbeatAt: patch.heartbeatAt ?? iso(deps.clock.now()), ...defined(patch)}
       pending.set(agentId, compact([...(pending.get(agentId) ?? []), step]))
-      const stored = new Promise<void>((resolve, reject) => waiting.push({resolve, reject}))
+      if (opts.liveOnly) unchecked.add(agentId)
+      const stored = new Promise<void>((resolve, reject) => waiting.push({agentId, resolve, reject}))
       // Handled here so that an ignored promise of a failed write is no unhandled rejection.
       stored.catch(() => {})
       if (eager) schedule()
       return stored
-    },
-    /**
-     * Changes each time forget() runs for the agent. Taken before reading the agent's row and
-     * compared before report(): unchanged, the row read is still what the Hub holds of the agent.
-     */
-    generation(agentId: string): number {
-      return generations.get(agentId) ?? 0
     },
     /** Taken before reading agent rows; pass it to `pendingFor` with each row read. */
     readMark(): number {
@@ -168,12 +196,14 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
     },
     /**
      * What to overlay on a row read after `mark` was taken: batches written since the mark,
-     * then the batch being written, then what is pending (later wins). Without a mark, only
-     * what has not been written yet.
+     * then the batch being written, then what is pending (later wins); not what still waits for
+     * its liveness check. Without a mark, only what has not been written yet.
      */
     pendingFor(agentId: string, mark = epoch): StatusPatch | undefined {
       const written = committed.get(agentId)
-      return merged([written && written.epoch > mark ? written.patch : undefined, ...(inflight.get(agentId) ?? []), ...(pending.get(agentId) ?? [])])
+      const writing = uncheckedInflight.has(agentId) ? [] : (inflight.get(agentId) ?? [])
+      const queued = unchecked.has(agentId) ? [] : (pending.get(agentId) ?? [])
+      return merged([written && written.epoch > mark ? written.patch : undefined, ...writing, ...queued])
     },
     /**
      * Drops what is pending for an agent (it was stopped or deleted meanwhile). Resolves once a
@@ -181,8 +211,8 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
      * after it, so an older report in that batch cannot land on top.
      */
     forget(agentId: string): Promise<void> {
-      generations.set(agentId, (generations.get(agentId) ?? 0) + 1)
       pending.delete(agentId)
+      unchecked.delete(agentId)
       inflight.delete(agentId)
       committed.delete(agentId)
       return flushing ?? Promise.resolve()
