@@ -69,7 +69,7 @@ describe('how it is reached inside', () => {
       {address: '127.0.0.1', port: 4000, socket: '/s/sb/svc-a/net/l1.sock'},
       {address: '::1', port: 4000, socket: '/s/sb/svc-a/net/l2.sock'},
     ])
-    expect(plan.proxy).toEqual({address: '127.0.0.1', port: 3128, socket: '/s/sb/svc-a/net/proxy.sock', allow: ['api.anthropic.com:443', 'registry.npmjs.org:443']})
+    expect(plan.proxy).toEqual({address: '127.0.0.1', port: 3128, socket: '/s/sb/svc-a/net/proxy.sock', allow: ['api.anthropic.com:443', 'registry.npmjs.org:443', '127.0.0.1:9810', 'localhost:4000']})
     expect(egressEnv(plan)).toMatchObject({HTTPS_PROXY: 'http://127.0.0.1:3128', http_proxy: 'http://127.0.0.1:3128', NO_PROXY: 'localhost,127.0.0.1,::1'})
   })
 

@@ -173,7 +173,9 @@ export function egressPlan(dests: Destination[], socketDir: string, runtimeName 
     const used = new Set(plan.loopback.map((l) => l.port))
     let port = 3128
     while (used.has(port)) port++
-    plan.proxy = {address: '127.0.0.1', port, socket: `${socketDir}/proxy.sock`, allow: proxied}
+    // The loopback destinations too: a client that ignores NO_PROXY sends them to the proxy.
+    const local = dests.filter((d) => isLoopback(d.host)).map((d) => `${d.host}:${d.port}`)
+    plan.proxy = {address: '127.0.0.1', port, socket: `${socketDir}/proxy.sock`, allow: [...proxied, ...local]}
   }
   return plan
 }
