@@ -107,6 +107,8 @@ describe('web: live agent pages, "needs you" and desktop notifications', {timeou
     const asker = agents.find((a: {name: string}) => a.name === 'asker')
     await api('POST', `/api/v1/agents/${asker.id}/status`, {activity: 'idle'})
     await expect.poll(async () => (await api('GET', '/api/v1/admin/status')).notifications.problems.length, {timeout: 20_000}).toBeGreaterThan(0)
+    // Settings is an item of the Admin menu.
+    await page.locator('#admin-menu summary').click()
     await page.getByRole('link', {name: 'Settings'}).click()
     const box = page.locator('svc-settings #notification-deliveries')
     await expect.poll(() => box.textContent(), {timeout: 20_000}).toContain('Webhook deliveries (1 channel)')

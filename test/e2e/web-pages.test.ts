@@ -160,6 +160,8 @@ describe('web: names, agent actions, artifacts, not found, hub name', {timeout: 
     await page.goto(`${server.url}/#/projects`)
     await expect.poll(() => page.locator('svc-app header').count(), POLL).toBe(1)
     expect(await page.locator('#hub-name').count()).toBe(0)
+    // Settings is an item of the Admin menu.
+    await page.locator('#admin-menu summary').click()
     await page.getByRole('link', {name: 'Settings'}).click()
     const section = page.locator('svc-settings-section[data-section="hub"]')
     await expect.poll(() => section.count(), POLL).toBe(1)

@@ -67,6 +67,8 @@ describe('the web client of a workstation Hub started with svc server start', {t
     const other = await (await browser.newContext()).newPage()
     expect((await other.goto(url))?.status()).toBe(401)
     await other.context().close()
+    // Settings is an item of the Admin menu.
+    await page.locator('#admin-menu summary').click()
     await page.getByRole('link', {name: 'Settings'}).click()
     const quota = page.locator('svc-settings-section[data-section="quotas"] svc-field[data-key="quotas.max_agents_per_project"] input')
     await quota.fill('12')

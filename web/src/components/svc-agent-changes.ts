@@ -50,7 +50,8 @@ export class SvcAgentChanges extends LitElement {
     this.diff = null
     this.selected = null
     this.layout = 'unified'
-    this.strategy = 'squash'
+    // A merge commit, as `svc agent merge` and the API default to: the agent's commits stay visible.
+    this.strategy = 'merge'
     this.message = ''
     this.busy = false
     this.outcome = null
@@ -162,8 +163,8 @@ export class SvcAgentChanges extends LitElement {
     const o = this.outcome
     return html`<div class="row spaced" role="group" aria-label="Land the work">
         <label>Strategy <select aria-label="Merge strategy" .value=${this.strategy} @change=${(e: Event) => (this.strategy = (e.target as HTMLSelectElement).value as 'merge' | 'squash')}>
-          <option value="squash">Squash into one commit</option>
           <option value="merge">Merge commit</option>
+          <option value="squash">Squash into one commit</option>
         </select></label>
         <input class="grow" aria-label="Commit message" placeholder="Commit message (optional)" .value=${this.message} @input=${(e: Event) => (this.message = (e.target as HTMLInputElement).value)} />
         <button class="primary" ?disabled=${this.busy} @click=${() => this.land('merge')}>Merge</button>

@@ -15,6 +15,8 @@ import './svc-agent.js'
 import './svc-templates.js'
 import './svc-adoption.js'
 import './svc-artifacts.js'
+import './svc-home.js'
+import {takeFlash} from '../flash.js'
 import {notFoundView} from './not-found.js'
 
 export interface AdminStatus {
@@ -35,7 +37,10 @@ interface Tab {
   permission: string | null
 }
 
-/** Every tab, gated per item by the permissions of GET /api/v1/admin/status. */
+/**
+ * Every tab, gated per item by the permissions of GET /api/v1/admin/status. Those with a
+ * permission are the admin ones: they sit behind the Admin menu, not beside Projects and Agents.
+ */
 export const TABS: Tab[] = [
   {route: 'projects', label: 'Projects', permission: null},
   {route: 'agents', label: 'Agents', permission: null},
@@ -48,10 +53,11 @@ export const TABS: Tab[] = [
 
 /**
  * The app shell: signs in (or shows how), then the tabs the caller may use and the current view.
- * A user with only some admin permissions sees those admin tabs only.
+ * `#/` is the home page (svc-home.ts: what to do first, then the projects). The admin tabs the
+ * caller may use are items of the Admin menu; a user with none sees no menu.
  */
 export class SvcApp extends LitElement {
-  static properties = {status: {state: true}, who: {state: true}, route: {state: true}, failure: {state: true}, signedOut: {state: true}}
+  static properties = {status: {state: true}, who: {state: true}, route: {state: true}, failure: {state: true}, signedOut: {state: true}, adminOpen: {state: true}, flashText: {state: true}}
   static styles = [
     shared,
     css`
@@ -60,6 +66,15 @@ export class SvcApp extends LitElement {
       header .hub-name { font-weight: 600; padding-left: .75rem; border-left: 1px solid #4a6785; }
       header .sign-out { font-size: 12px; padding: .1rem .5rem; }
       header .who { margin-left: auto; font-size: 12px; }
+      header a.home { color: #fff; text-decoration: none; font-weight: 700; }
+      nav li.admin { position: relative; margin-left: auto; }
+      nav summary { list-style: none; cursor: pointer; padding: .35rem .8rem; border: 1px solid transparent; border-bottom: none; border-radius: 4px 4px 0 0; }
+      nav summary::-webkit-details-marker { display: none; }
+      nav summary::after { content: ' ▾'; font-size: 10px; }
+      nav summary.current { border-color: #c9d1da; background: #fff; margin-bottom: -1px; font-weight: 600; }
+      nav .menu { position: absolute; right: 0; z-index: 10; display: block; min-width: 12rem; margin: 0; padding: .25rem 0; list-style: none; background: #fff; border: 1px solid #c9d1da; border-radius: 4px; box-shadow: 0 4px 12px rgb(0 0 0 / 12%); }
+      nav .menu a { border: none; border-radius: 0; padding: .35rem .9rem; }
+      nav .menu a:hover, nav .menu a[aria-current='page'] { background: #eef4fc; margin-bottom: 0; }
       nav ul { display: flex; gap: .25rem; list-style: none; margin: 0; padding: .4rem 1rem 0; border-bottom: 1px solid #c9d1da; }
       nav a { display: block; padding: .35rem .8rem; text-decoration: none; color: #1d232a; border: 1px solid transparent; border-bottom: none; border-radius: 4px 4px 0 0; }
       nav a[aria-current='page'] { border-color: #c9d1da; background: #fff; margin-bottom: -1px; font-weight: 600; }
@@ -73,6 +88,10 @@ export class SvcApp extends LitElement {
   declare route: Route
   declare failure: string
   declare signedOut: boolean
+  declare adminOpen: boolean
+  /** A message from the last view (flash.ts), shown until the next navigation. */
+  declare flashText: string
+  private flashNavigations = 0
 
   constructor() {
     super()
@@ -81,21 +100,33 @@ export class SvcApp extends LitElement {
     this.route = currentRoute()
     this.failure = ''
     this.signedOut = false
+    this.adminOpen = false
+    this.flashText = ''
   }
 
   private onHash = () => {
     this.route = currentRoute()
+    this.adminOpen = false
+    // The navigation the message came with is the first; the next one clears it.
+    if (this.flashText && ++this.flashNavigations > 1) this.flashText = ''
+  }
+
+  private onFlash = () => {
+    this.flashText = takeFlash() ?? ''
+    this.flashNavigations = 0
   }
 
   override connectedCallback() {
     super.connectedCallback()
     addEventListener('hashchange', this.onHash)
+    addEventListener('svc-flash', this.onFlash)
     this.addEventListener('svc-status-changed', () => void this.load())
     void this.load()
   }
 
   override disconnectedCallback() {
     removeEventListener('hashchange', this.onHash)
+    removeEventListener('svc-flash', this.onFlash)
     super.disconnectedCallback()
   }
 
@@ -141,8 +172,8 @@ export class SvcApp extends LitElement {
   private view() {
     const s = this.status!
     const [first = '', second] = this.route.parts
-    const tabs = TABS.filter((t) => this.allowed(t))
-    const name = first || tabs[0]?.route || 'projects'
+    if (!first) return html`<svc-home></svc-home>`
+    const name = first
     const tab = TABS.find((t) => t.route === name)
     if (!tab) return notFoundView(`The web client has no page "${this.route.parts.join('/')}".`)
     if (!this.allowed(tab)) return html`<p class="notice error" role="alert">You do not have permission to open ${tab.label}.</p>`
@@ -176,10 +207,13 @@ export class SvcApp extends LitElement {
     if (this.failure) return html`<main><p class="notice error" role="alert">${this.failure}</p></main>`
     if (!this.status) return html`<main><p class="muted" role="status">Loading…</p></main>`
     const s = this.status
-    const active = this.route.parts[0] || TABS.find((t) => this.allowed(t))?.route
+    const active = this.route.parts[0] ?? ''
+    const link = (t: Tab) => html`<li><a href="#/${t.route}" data-tab=${t.route} aria-current=${active === t.route ? 'page' : 'false'}>${t.label}</a></li>`
+    const admin = TABS.filter((t) => t.permission !== null && this.allowed(t))
+    const adminActive = admin.find((t) => t.route === active)
     return html`
       <header>
-        <strong>svc Hub</strong>
+        <a class="home" href="#/" id="home-link">svc Hub</a>
         ${s.hubName ? html`<span class="hub-name" id="hub-name">${s.hubName}</span>` : ''}
         <span class="mode">${s.mode}</span>
         <span class="who" id="signed-in-as">Signed in as ${this.who}${s.systemAdmin ? ' (system admin)' : ''}</span>
@@ -188,11 +222,18 @@ export class SvcApp extends LitElement {
       ${s.maintenance.enabled ? html`<p class="notice error banner" role="status" id="maintenance-banner">Maintenance mode is on: only system admins can change anything.</p>` : ''}
       <nav aria-label="Hub sections">
         <ul>
-          ${TABS.filter((t) => this.allowed(t)).map(
-            (t) => html`<li><a href="#/${t.route}" data-tab=${t.route} aria-current=${active === t.route ? 'page' : 'false'}>${t.label}</a></li>`,
-          )}
+          ${TABS.filter((t) => t.permission === null).map(link)}
+          ${admin.length
+            ? html`<li class="admin">
+                <details id="admin-menu" .open=${this.adminOpen} @toggle=${(e: Event) => (this.adminOpen = (e.target as HTMLDetailsElement).open)}>
+                  <summary class=${adminActive ? 'current' : ''}>Admin${adminActive ? html`: ${adminActive.label}` : ''}</summary>
+                  <ul class="menu" aria-label="Admin">${admin.map(link)}</ul>
+                </details>
+              </li>`
+            : ''}
         </ul>
       </nav>
+      ${this.flashText ? html`<p class="notice banner" role="status" id="flash">${this.flashText}</p>` : ''}
       <main>${this.view()}</main>
     `
   }
