@@ -1,7 +1,9 @@
-import {existsSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {commitFile, makeRepos, sh, type TestRepos} from '../../../test/helpers/git-repos.js'
 import {agentRepoPaths} from './agent-repo.js'
+import {mergeWorkspace} from './merge.js'
 import {createWorkspace, keptRepoPath, removeWorkspace} from './repository.js'
 
 describe("an agent's own repository: made, removed, its branch kept", () => {
@@ -20,6 +22,18 @@ describe("an agent's own repository: made, removed, its branch kept", () => {
     expect(sh(repos.checkout, 'rev-parse', 'svc/keep')).toBe(theirs)
     expect(sh(repos.checkout, 'rev-parse', 'svc/keep-keep')).toBe(tip)
     for (const p of [ws.paths.workdir, ws.paths.gitDir, ws.paths.hostDir, ws.paths.record]) expect(existsSync(p), p).toBe(false)
+  })
+
+  it('an agent merged with uncommitted work, then removed, leaves its landed branch as it is (no second branch)', async () => {
+    const ws = await repos.addAgent('landed')
+    commitFile(ws.path, 'a.txt', 'committed\n')
+    writeFileSync(join(ws.path, 'b.txt'), 'left uncommitted\n')
+    const who = {agent: {id: 'landed', name: 'landed'}, author: {name: 'landed', email: 'l@svc'}, committer: {name: 'Dana', email: 'd@example.com'}}
+    await mergeWorkspace({paths: ws.paths, workspace: ws, strategy: 'merge', ...who})
+    const landed = sh(repos.checkout, 'rev-parse', 'svc/landed')
+    await removeWorkspace(ws.paths, ws)
+    expect(sh(repos.checkout, 'rev-parse', 'svc/landed')).toBe(landed)
+    expect(sh(repos.checkout, 'branch', '--list', 'svc/landed-*')).toBe('')
   })
 
   it('removeBranch (undoing a failed create) keeps nothing', async () => {
@@ -47,4 +61,28 @@ describe("an agent's own repository: made, removed, its branch kept", () => {
     await expect(createWorkspace({gitRemote: `${repos.root}/nope.git`, branch: 'svc/bad'}, paths)).rejects.toMatchObject({code: 'clone_failed'})
     for (const p of [paths.workdir, paths.gitDir, paths.hostDir, paths.record]) expect(existsSync(p), p).toBe(false)
   })
+
+  it("a child's repository starts from its parent's branch head, with the parent's objects its own", async () => {
+    const lead = await repos.addAgent('lead')
+    const leadTip = commitFile(lead.path, 'plan.md', 'the plan\n')
+    // Uncommitted work of the parent is not the child's starting point.
+    writeFileSync(join(lead.path, 'scratch.txt'), 'not committed\n')
+    const paths = agentRepoPaths(repos.stateDir, 'child')
+    const child = (await createWorkspace({checkout: repos.checkout, branch: 'svc/child', parent: {agentId: 'lead', branch: 'svc/lead'}}, paths))!
+    expect(child).toMatchObject({branch: 'svc/child', baseRef: 'svc/lead', baseCommit: leadTip})
+    expect(sh(child.path, 'rev-parse', 'HEAD')).toBe(leadTip)
+    expect(readFileSync(join(child.path, 'plan.md'), 'utf8')).toBe('the plan\n')
+    expect(existsSync(join(child.path, 'scratch.txt'))).toBe(false)
+    // The parent going away does not take the child's history with it.
+    await removeWorkspace(lead.paths, lead, {removeBranch: true})
+    sh(child.path, 'fsck', '--connectivity-only', '--no-dangling')
+    expect(sh(child.path, 'log', '--format=%s', '-1')).toBe('add plan.md')
+  })
+
+  it('a parent whose branch is gone or whose repository is not here is refused, and nothing is made', async () => {
+    const paths = agentRepoPaths(repos.stateDir, 'orphan')
+    await expect(createWorkspace({checkout: repos.checkout, branch: 'svc/orphan', parent: {agentId: 'nobody', branch: 'svc/nobody'}}, paths)).rejects.toMatchObject({code: 'workspace_missing'})
+    for (const p of [paths.workdir, paths.gitDir, paths.hostDir, paths.record]) expect(existsSync(p), p).toBe(false)
+  })
 })
+

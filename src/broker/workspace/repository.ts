@@ -10,9 +10,9 @@ import {existsSync, realpathSync, writeFileSync} from 'node:fs'
 import {mkdir, rm} from 'node:fs/promises'
 import {basename, dirname, isAbsolute, join} from 'node:path'
 import type {AgentWorkspace} from '../../api/dto.js'
-import {agentRepoPaths, isLegacyWorkspace, readAgentHead, readAgentRef, readRecord, writeRecord, type AgentRepoPaths, type AgentRepoRecord} from './agent-repo.js'
+import {agentRepoPaths, isLegacyWorkspace, readAgentHead, readAgentRef, readRecord, recordOrRefuse, writeRecord, type AgentRepoPaths, type AgentRepoRecord} from './agent-repo.js'
 import {git, gitRaw, GitError} from './git.js'
-import {ensureHostRepo, fetchFromAgent, hostGit, hostGitRaw} from './host-git.js'
+import {ensureHostRepo, fetchFromAgent, hostGit, hostGitRaw, prepareHostRead} from './host-git.js'
 import {WorkspaceRefusal} from './refusal.js'
 
 export {agentRepoPaths}
@@ -24,6 +24,8 @@ export interface WorkspaceRequest {
   gitRemote?: string | null
   /** `svc/<agent-name>`. */
   branch: string
+  /** Teams: the parent whose branch head a child starts from (its repository is on this broker). */
+  parent?: {agentId: string; branch: string}
 }
 
 /** git run in the agent's repository, before the agent ever ran in it (its config is still svc's). */
@@ -35,6 +37,7 @@ const inNewRepo = (p: AgentRepoPaths, args: string[]) => git(args, {cwd: p.workd
  * directory).
  */
 export async function createWorkspace(req: WorkspaceRequest, paths: AgentRepoPaths): Promise<AgentWorkspace | null> {
+  if (req.parent) return fromParent(req.parent, req.branch, paths)
   if (req.checkout) return fromCheckout(req.checkout, req.branch, paths)
   if (req.gitRemote) return fromRemote(req.gitRemote, req.branch, paths)
   return null
@@ -74,6 +77,33 @@ async function fromCheckout(checkout: string, branch: string, paths: AgentRepoPa
     await inNewRepo(paths, ['update-ref', `refs/heads/${branch}`, baseCommit])
     await inNewRepo(paths, ['reset', '-q', '--hard'])
     return {path: realpathSync(paths.workdir), branch, baseRef, baseCommit}
+  }, branch)
+}
+
+/**
+ * A child's repository: its branch made from its parent's branch head (read from the parent's
+ * repository as svc reads any agent's: plain files, a hash only), the parent's objects it needs
+ * fetched from svc's repository of the parent (re-hashed), the checkout's borrowed like the
+ * parent's. `baseRef` is the parent's branch: the child's work lands there.
+ */
+async function fromParent(parent: {agentId: string; branch: string}, branch: string, paths: AgentRepoPaths): Promise<AgentWorkspace> {
+  const pp = agentRepoPaths(paths.stateDir, parent.agentId)
+  const prec = recordOrRefuse(pp)
+  await prepareHostRead(pp, prec)
+  const tip = readAgentRef(pp, `refs/heads/${parent.branch}`)
+  if (!tip) throw new WorkspaceRefusal('workspace_failed', `the parent's branch ${parent.branch} has no commit to start from`, {branch: parent.branch})
+  if (prec.checkout && existsSync(prec.checkout) && (await gitRaw(['rev-parse', '--verify', '-q', `refs/heads/${branch}`], {cwd: prec.checkout})).code === 0) {
+    throw new WorkspaceRefusal('branch_exists', `the branch ${branch} already exists in ${prec.checkout}: delete it (git branch -D ${branch}) or give the agent another name`, {branch})
+  }
+  const rec: AgentRepoRecord = {version: 1, objects: prec.objects, alternates: prec.objects ? `${prec.objects}\n` : '', checkout: prec.checkout, remote: prec.remote}
+  return make(paths, rec, async () => {
+    // Into a ref of svc's first: git will not fetch into the branch the new repository has checked out.
+    const r = await fetchFromAgent(pp, paths.gitDir, tip, 'refs/svc/parent-base', {force: true})
+    if (r.code !== 0) throw new WorkspaceRefusal('workspace_tampered', `the parent's work could not be taken (git fetch checks every object): ${r.stderr.trim()}`)
+    await inNewRepo(paths, ['update-ref', `refs/heads/${branch}`, tip])
+    await inNewRepo(paths, ['update-ref', '-d', 'refs/svc/parent-base'])
+    await inNewRepo(paths, ['reset', '-q', '--hard'])
+    return {path: realpathSync(paths.workdir), branch, baseRef: parent.branch, baseCommit: tip}
   }, branch)
 }
 
@@ -163,6 +193,8 @@ async function keepBranch(paths: AgentRepoPaths, rec: AgentRepoRecord, ws: Agent
   }
   if (!tip) return null
   if (rec.checkout && existsSync(rec.checkout)) {
+    // Already there (a merge or push brought it, perhaps with the uncommitted work on top): nothing to keep.
+    if ((await gitRaw(['merge-base', '--is-ancestor', tip, `refs/heads/${ws.branch}`], {cwd: rec.checkout})).code === 0) return null
     const r = await fetchFromAgent(paths, rec.checkout, tip, `refs/heads/${ws.branch}`)
     if (r.code !== 0) await fetchFromAgent(paths, rec.checkout, tip, `refs/heads/${ws.branch}-${paths.agentId.slice(0, 8)}`)
     return null
