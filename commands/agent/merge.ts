@@ -5,7 +5,7 @@ import {reviewApi, type MergeResult} from '../../src/client/review-client.js'
 
 export default class AgentMerge extends BaseCommand<MergeResult> {
   static override description =
-    'Land an agent\'s work on its base branch in the project\'s checkout: what it left uncommitted is committed first (author the agent, committer you; the agent\'s own repository is not changed), that work becomes the branch svc/<name> in the checkout, then it is merged (a merge commit) or squashed into one commit. A conflict, a dirty checkout or a moved base refuses and changes nothing.'
+    'Land an agent\'s work on its base branch in the project\'s checkout: what it left uncommitted is committed first (author the agent, committer you, its message the first line of the agent\'s task; the agent\'s own repository is not changed), that work becomes the branch svc/<name> in the checkout, then it is merged (a merge commit, the default here as on the web) or squashed into one commit. You are who your git says: user.name and user.email as git config in the checkout resolves them (else your name and e-mail on the Hub). A conflict, a dirty checkout or a moved base refuses and changes nothing.'
   static override args = {agent: Args.string({description: 'Agent name or ID.', required: true})}
   static override flags = {
     squash: Flags.boolean({description: 'Land the work as one commit instead of a merge commit.'}),
