@@ -22,6 +22,7 @@ const MAX_KEPT_TURNS = 100
 export interface KeptReports {
   activity?: HookReport['activity']
   detail?: string
+  error?: string | null
   turns: number
   usage: SessionUsage[]
 }
@@ -64,7 +65,7 @@ const undelivered = (a: Answer) => a === null || a === 'unanswered' || a >= 500
 
 /** `newer` folded onto `older`: later fields win, turns add up, usage keeps each session's latest. */
 export function fold(older: KeptReports | null, newer: HookReport | KeptReports): KeptReports {
-  const kept = 'turns' in newer ? newer : {activity: newer.activity, detail: newer.detail, turns: newer.turnEnded ? 1 : 0, usage: newer.usage ? [newer.usage] : []}
+  const kept = 'turns' in newer ? newer : {activity: newer.activity, detail: newer.detail, error: newer.error, turns: newer.turnEnded ? 1 : 0, usage: newer.usage ? [newer.usage] : []}
   if (!older) return kept
   const usage = new Map(older.usage.map((u) => [u.sessionId, u]))
   for (const u of kept.usage) {
@@ -74,6 +75,7 @@ export function fold(older: KeptReports | null, newer: HookReport | KeptReports)
   return {
     activity: kept.activity ?? older.activity,
     detail: kept.detail ?? older.detail,
+    error: kept.error !== undefined ? kept.error : older.error,
     turns: Math.min(MAX_KEPT_TURNS, older.turns + kept.turns),
     usage: [...usage.values()],
   }
@@ -86,6 +88,7 @@ export function reportsOf(kept: KeptReports): HookReport[] {
   const last: HookReport = {}
   if (kept.activity !== undefined) last.activity = kept.activity
   if (kept.detail !== undefined) last.detail = kept.detail
+  if (kept.error !== undefined) last.error = kept.error
   if (kept.turns > 0) last.turnEnded = true
   if (kept.usage.length) last.usage = kept.usage.at(-1)
   if (Object.keys(last).length) out.push(last)

@@ -12,6 +12,9 @@ export interface AgentEventsTable {
   detail: string
   prev_phase: string | null
   prev_activity: string | null
+  /** The agent's `error` after and before the change (migration 0018; null on older rows). */
+  error: string | null
+  prev_error: string | null
   at: string
 }
 

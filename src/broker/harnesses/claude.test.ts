@@ -189,7 +189,11 @@ describe('claude hooks to activity', () => {
     expect(claudeOnHook('Notification', {...base, message: 'Pick a database', notification_type: 'elicitation_dialog'})).toEqual({activity: 'waiting_for_input', detail: 'Pick a database'})
     expect(claudeOnHook('Notification', {...base, message: 'Claude is waiting for your input', notification_type: 'idle_prompt'})).toBeNull()
     expect(claudeOnHook('Stop', {...base, stop_hook_active: false, last_assistant_message: 'All done.'})).toEqual({activity: 'idle', detail: '', turnEnded: true})
-    expect(claudeOnHook('StopFailure', {...base, error: 'rate_limit'})).toEqual({activity: 'idle', turnEnded: true, detail: 'rate_limit'})
+    // StopFailure's `error` is a category; the message Claude Code showed is its last assistant message.
+    expect(claudeOnHook('StopFailure', {...base, error: 'rate_limit'})).toEqual({activity: 'idle', turnEnded: true, detail: 'the model request failed: rate_limit', error: 'the model request failed: rate_limit'})
+    const refused = 'API Error: Unable to connect to API (ConnectionRefused)'
+    expect(claudeOnHook('StopFailure', {...base, error: 'server_error', last_assistant_message: refused})).toEqual({activity: 'idle', turnEnded: true, detail: `${refused} (server_error)`, error: `${refused} (server_error)`})
+    expect(claudeOnHook('StopFailure', {...base, error: 'authentication_failed', last_assistant_message: 'Invalid API key · Fix external API key'})).toMatchObject({error: 'Invalid API key · Fix external API key (authentication_failed)'})
     expect(claudeOnHook('Unknown', null)).toBeNull()
     expect(claudeOnHook('PreToolUse', 'not json')).toEqual({activity: 'executing', detail: 'tool'})
   })

@@ -55,6 +55,15 @@ const QUESTION_TOOLS = new Set(['AskUserQuestion', 'ExitPlanMode'])
 /** Notification types that mean "the user must answer" (the others: idle reminders, auth). */
 const WAITING_NOTIFICATIONS = new Set(['permission_prompt', 'elicitation_dialog'])
 
+/** What a StopFailure says went wrong: its message, with the category when the message lacks it. */
+export function claudeFailure(p: Record<string, any>): string {
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : '')
+  const category = str(p.error)
+  const message = str(p.last_assistant_message) || str(p.error_details) || str(p.error_message)
+  if (!message) return clipLine(category ? `the model request failed: ${category}` : 'the model request failed')
+  return clipLine(category && !message.includes(category) ? `${message} (${category})` : message)
+}
+
 export function claudeOnHook(event: string, payload: unknown): HookReport | null {
   const p = (payload && typeof payload === 'object' ? payload : {}) as Record<string, any>
   switch (event) {
@@ -82,9 +91,14 @@ export function claudeOnHook(event: string, payload: unknown): HookReport | null
     }
     case 'Stop':
       return {activity: 'idle', detail: '', turnEnded: true}
-    case 'StopFailure':
-      // The turn ended on an API error (rate limit, auth...): it waits for the user again.
-      return {activity: 'idle', turnEnded: true, detail: clipLine((String(p.error ?? p.error_details ?? 'the model request failed')))}
+    case 'StopFailure': {
+      // The turn ended on an API error (unreachable endpoint, 5xx, auth, rate limit) after Claude
+      // Code's own retries: it waits for the user again. `error` is only a category
+      // (`server_error`, `authentication_failed`); the message it showed is the turn's last
+      // assistant message ("API Error: Unable to connect to API (ConnectionRefused)").
+      const error = claudeFailure(p)
+      return {activity: 'idle', turnEnded: true, detail: error, error}
+    }
     default:
       // SessionStart and anything else: nothing to report (the broker knows the session started).
       return null

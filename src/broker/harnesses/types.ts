@@ -28,6 +28,12 @@ export interface HookReport {
   activity?: HookActivity
   /** `executing`: the tool's name first, then a short summary (`Bash: npm test`). */
   detail?: string
+  /**
+   * The harness's API, auth or network failure (the agent's `error`: shown red, a `harness_error`
+   * webhook); null clears it. Left out, the Hub clears it with any activity (a new turn, a tool,
+   * a turn that ended well), so a module sets it only to report or keep a failure.
+   */
+  error?: string | null
   /** The turn ended (counted for `max_turns`); sent with `activity: 'idle'`. */
   turnEnded?: boolean
   usage?: SessionUsage

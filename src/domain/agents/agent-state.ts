@@ -43,7 +43,7 @@ export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowM
     task: a.task,
     role: a.role,
     runtime: a.runtime,
-    error: a.error,
+    error: pending?.error !== undefined ? pending.error : a.error,
     createdBy: a.createdBy,
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,

@@ -34,6 +34,8 @@ export interface StatusReportInput {
   heartbeat?: boolean
   /** The harness ended a turn: counted against `max_turns`. */
   turnEnded?: boolean
+  /** A harness's API, auth or network failure on the running agent; null clears it. */
+  error?: string | null
   /** Cumulative usage of the harness's current session (see broker/harnesses/types.ts). */
   usage?: SessionUsage
 }
@@ -295,7 +297,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         const agent = await load(ctx, ref, 'agent.status_update')
         ref = agent.id
       }
-      await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail}, {liveOnly: p.kind === 'agent'})
+      // An activity reported without `error` means the harness works again: its failure is cleared.
+      const error = report.error !== undefined ? report.error : report.activity !== undefined ? null : undefined
+      await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail, error}, {liveOnly: p.kind === 'agent'})
       // Usage totals (agents/usage.ts); over max_model_calls the agent is stopped (in the background).
       const used = report.usage && (await recordUsage(store, ref, report.usage, now()))
       if (used && used.exceeded && used.agent.phase === 'running') await stopForLimit(used.agent, `max_model_calls (${used.limit}) exceeded: ${used.usage.modelCalls} model calls`)

@@ -8,6 +8,7 @@ export interface StatusPatch {
   activity?: string | null
   detail?: string
   /** A harness's failure (null clears it). */
+  error?: string | null
   heartbeatAt: string
 }
 
@@ -111,7 +112,7 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
                 continue
               }
             }
-            for (const p of steps) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, lastHeartbeatAt: p.heartbeatAt}, now)
+            for (const p of steps) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, error: p.error, lastHeartbeatAt: p.heartbeatAt}, now)
           }
         })
         epoch += 1
@@ -234,6 +235,7 @@ function defined(patch: Partial<StatusPatch>): Partial<StatusPatch> {
   if (patch.phase !== undefined) out.phase = patch.phase
   if (patch.activity !== undefined) out.activity = patch.activity
   if (patch.detail !== undefined) out.detail = patch.detail
+  if (patch.error !== undefined) out.error = patch.error
   return out
 }
 

@@ -48,9 +48,13 @@ export const channelKey = (c: NotificationChannel) => createHash('sha256').updat
 /** Retry delay after `attempts` failed tries: 1 s, 2 s, 4 s ... at most 1 min. */
 export const backoffMs = (attempts: number) => Math.min(1000 * 2 ** Math.max(0, attempts - 1), 60_000)
 
-/** The states an event entered: the new activity first, then the new phase. */
+/**
+ * The states an event entered: a harness's failure first (`harness_error`: a running agent's
+ * error set or changed), then the new activity, then the new phase.
+ */
 export function enteredStates(e: AgentEventRecord): string[] {
   const out: string[] = []
+  if (e.phase === 'running' && e.error && e.error !== e.prevError) out.push('harness_error')
   if (e.activity && e.activity !== e.prevActivity) out.push(e.activity)
   if (e.phase !== e.prevPhase) out.push(e.phase)
   return out
@@ -63,12 +67,14 @@ const WORDS: Record<string, string> = {
   limits_exceeded: 'was stopped: a limit was exceeded',
   error: 'failed',
   stopped: 'stopped',
+  harness_error: 'hit an error',
 }
 
 /** Slack-compatible text (mrkdwn; a link to the agent's page when the Hub has a public URL). */
-export function textOf(event: string, agent: {id: string; name: string; detail: string}, hubUrl: string): string {
+export function textOf(event: string, agent: {id: string; name: string; detail: string; error?: string | null}, hubUrl: string): string {
   const name = hubUrl ? `<${hubUrl.replace(/\/$/, '')}/agents/${agent.id}|${agent.name}>` : agent.name
-  const detail = agent.detail ? `: ${agent.detail.slice(0, 300)}` : ''
+  const said = event === 'harness_error' && agent.error ? agent.error : agent.detail
+  const detail = said ? `: ${said.slice(0, 300)}` : ''
   return `Agent *${name}* ${WORDS[event] ?? `is now ${event}`}${detail}`
 }
 
@@ -106,7 +112,7 @@ export function createNotifier(deps: Deps, feed: AgentFeed, o: NotifierOptions) 
       const hub = o.hub()
       const body = JSON.stringify({
         event,
-        agent: {id: agent.id, name: agent.name, projectId: agent.projectId, phase: agent.phase, activity: agent.activity, detail: agent.detail},
+        agent: {id: agent.id, name: agent.name, projectId: agent.projectId, phase: agent.phase, activity: agent.activity, detail: agent.detail, error: agent.error ?? null},
         hub,
         at: e.at,
         text: textOf(event, agent, hub.url),

@@ -43,6 +43,8 @@ const statusBody = {
     detail: {type: 'string', maxLength: 10_000},
     heartbeat: {type: 'boolean'},
     // From a harness's hooks: the turn ended (counted for max_turns), and the session's usage totals.
+    // A harness's API, auth or network failure (null: cleared, e.g. by the next turn).
+    error: {type: ['string', 'null'], maxLength: 10_000},
     turnEnded: {type: 'boolean'},
     usage: {
       type: 'object',

@@ -13,6 +13,9 @@ export interface AgentEventRecord {
   /** What the agent was before this change (null for its first event). */
   prevPhase: string | null
   prevActivity: string | null
+  /** The agent's error after and before this change (a harness's failure on a running agent). */
+  error: string | null
+  prevError: string | null
   at: string
 }
 
@@ -42,6 +45,8 @@ const toEvent = (r: Selectable<AgentEventsTable>): AgentEventRecord => ({
   detail: r.detail,
   prevPhase: r.prev_phase,
   prevActivity: r.prev_activity,
+  error: r.error ?? null,
+  prevError: r.prev_error ?? null,
   at: r.at,
 })
 
@@ -61,14 +66,14 @@ const toDelivery = (r: Selectable<Database['notification_deliveries']>): Deliver
   updatedAt: r.updated_at,
 })
 
-type Snapshot = {phase: string; activity: string | null; detail: string; deleted: boolean}
+type Snapshot = {phase: string; activity: string | null; detail: string; error: string | null; deleted: boolean}
 
 /**
  * Appends an event when an agent's phase, activity or detail changed (or it was deleted). Runs on
  * the connection of the write it describes, so inside a transaction the event commits with it.
  */
 export async function appendAgentEvent(db: Kysely<Database>, before: Snapshot | null, after: {id: string; projectId: string; name: string} & Snapshot, at: string): Promise<void> {
-  if (before && before.phase === after.phase && before.activity === after.activity && before.detail === after.detail && before.deleted === after.deleted) return
+  if (before && before.phase === after.phase && before.activity === after.activity && before.detail === after.detail && before.error === after.error && before.deleted === after.deleted) return
   await db
     .insertInto('agent_events')
     .values({
@@ -81,6 +86,8 @@ export async function appendAgentEvent(db: Kysely<Database>, before: Snapshot | 
       detail: after.detail,
       prev_phase: before?.phase ?? null,
       prev_activity: before?.activity ?? null,
+      error: after.error,
+      prev_error: before?.error ?? null,
       at,
     })
     .execute()

@@ -152,7 +152,7 @@ function plannerAgent(r: PlannerAgentRow, intern: <T extends string | null>(s: T
 }
 
 /** Fields whose change is an agent event (agent_events). */
-const snapshotOf = (r: {phase: string; activity: string | null; detail: string; deleted_at: string | null}) => ({phase: r.phase, activity: r.activity, detail: r.detail, deleted: r.deleted_at !== null})
+const snapshotOf = (r: {phase: string; activity: string | null; detail: string; error: string | null; deleted_at: string | null}) => ({phase: r.phase, activity: r.activity, detail: r.detail, error: r.error, deleted: r.deleted_at !== null})
 
 /**
  * `onEvent` is told when a write appended an agent event, so the store can wake other replicas'
@@ -304,8 +304,8 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
   },
   async update(id: string, patch: AgentPatch, now: string): Promise<AgentRecord | null> {
     // Only writes that can change what an event carries read the row before.
-    const eventful = patch.phase !== undefined || patch.activity !== undefined || patch.detail !== undefined || patch.deletedAt !== undefined
-    const before = eventful ? await db.selectFrom('agents').select(['phase', 'activity', 'detail', 'deleted_at']).where('id', '=', id).executeTakeFirst() : undefined
+    const eventful = patch.phase !== undefined || patch.activity !== undefined || patch.detail !== undefined || patch.error !== undefined || patch.deletedAt !== undefined
+    const before = eventful ? await db.selectFrom('agents').select(['phase', 'activity', 'detail', 'error', 'deleted_at']).where('id', '=', id).executeTakeFirst() : undefined
     const r = await db
       .updateTable('agents')
       .set({
@@ -334,7 +334,7 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     if (r && before) {
       const b = snapshotOf(before)
       const a = snapshotOf(r)
-      if (b.phase !== a.phase || b.activity !== a.activity || b.detail !== a.detail || b.deleted !== a.deleted) {
+      if (b.phase !== a.phase || b.activity !== a.activity || b.detail !== a.detail || b.error !== a.error || b.deleted !== a.deleted) {
         await appendAgentEvent(db, b, {id: r.id, projectId: r.project_id, name: r.name, ...a}, now)
         onEvent()
       }
