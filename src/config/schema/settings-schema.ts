@@ -47,7 +47,7 @@ function serverSection(): ObjectNode {
       {
         type: str('Channel type.', {oneOf: ['webhook']}),
         url: str('URL the Hub POSTs each event to (a Slack incoming webhook works as is).', {format: {re: /^https?:\/\/\S+$/, describe: 'an http:// or https:// URL'}}),
-        events: list('Agent states that trigger a POST (activities and phases); default `waiting_for_input`, `idle`, `completed`, `error`, `limits_exceeded`.', str('A state.', {oneOf: NOTIFY_STATES})),
+        events: list('Agent states that trigger a POST (activities, phases, and `harness_error`: a harness\'s API, auth or network failure); default `waiting_for_input`, `idle`, `completed`, `error`, `limits_exceeded`, `harness_error`.', str('A state.', {oneOf: NOTIFY_STATES})),
         projects: list('Only agents of these projects (IDs); default every project.', str('A project ID.')),
         secret: str('Key of the `X-Svc-Signature: sha256=<hex HMAC-SHA256 of the body>` header; no header without it.'),
         allow_private: bool('Allow a URL on a loopback, link-local or private address (`127.0.0.1`, `localhost`, `10.x`, `192.168.x`, `169.254.x`, `fc00::/7`, ...), or a name that resolves to one; refused without it, when saved and when sent.', {default: false}),
