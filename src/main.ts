@@ -77,6 +77,13 @@ function sessionTtl(text: string): number {
   return ms
 }
 
+/** `server.retention.deleted_agent_logs` as milliseconds; a value that is not a duration stops start-up. */
+function deletedLogRetention(text: string): number {
+  const ms = parseDuration(text)
+  if (ms === null) throw new BootstrapError(`invalid server.retention.deleted_agent_logs "${text}": expected a duration such as 12h or 7d`)
+  return ms
+}
+
 /** What the domain needs, read off the bootstrap configuration. */
 export function hubConfigFrom(b: Bootstrap, devToken: string | null): HubConfig {
   const v = b.values
@@ -99,6 +106,7 @@ export function hubConfigFrom(b: Bootstrap, devToken: string | null): HubConfig 
         }
       : null,
     artifactMaxFileBytes: Number(v['artifacts.max_file_bytes'] ?? 32 * 1024 * 1024),
+    deletedAgentLogsRetentionMs: deletedLogRetention(String(v['server.retention.deleted_agent_logs'] ?? '7d')),
   }
 }
 

@@ -13,9 +13,10 @@ export function terminalSize(out: {columns?: number; rows?: number} = process.st
 /**
  * Connects a WebSocket stream of the Hub (attach, follow logs) to this process's terminal.
  * On a TTY, stdin goes raw, the window size follows SIGWINCH, and Ctrl-] detaches. Without a
- * TTY, stdin is piped as it is and the session ends a moment after stdin does.
+ * TTY, stdin is piped as it is and the session ends a moment after stdin does. Terminal bytes
+ * go to stdout, or to `output` when given.
  */
-export async function runTerminal(url: string, opts: {interactive: boolean; onError: (code: string, message: string) => void}): Promise<number> {
+export async function runTerminal(url: string, opts: {interactive: boolean; onError: (code: string, message: string) => void; output?: (data: Buffer) => void}): Promise<number> {
   const {default: WebSocket} = await import('ws')
   const endpoint = new URL(url).origin
   const cred = credentialFor(endpoint)
@@ -67,7 +68,7 @@ export async function runTerminal(url: string, opts: {interactive: boolean; onEr
       stdin.resume()
     })
     ws.on('message', (data, isBinary) => {
-      if (isBinary) return void process.stdout.write(data as Buffer)
+      if (isBinary) return void (opts.output ? opts.output(data as Buffer) : process.stdout.write(data as Buffer))
       try {
         const msg = JSON.parse(data.toString())
         if (msg.type === 'error') {

@@ -61,6 +61,7 @@ export const KEY_CLASS_RULES: readonly Rule[] = [
   {pattern: 'server.broker.*', cls: FILE},
   {pattern: 'server.auth.oidc.*', cls: FILE},
   {pattern: 'server.auth.session_ttl', cls: FILE},
+  {pattern: 'server.retention.*', cls: FILE},
   {pattern: 'artifacts.max_file_bytes', cls: FILE},
 ]
 

@@ -41,6 +41,7 @@ export const SERVER_KEYS: Record<string, KeySpec> = {
   'server.auth.user_access_mode': {type: 'string', default: 'open', doc: 'Who may sign in: `open` or `domains` (see authorized_domains).'},
   'server.auth.authorized_domains': {type: 'list', default: [], doc: 'E-mail domains allowed to sign in when user_access_mode is `domains`.'},
   'server.auth.default_user_role': {type: 'string', default: 'member', doc: 'Role of a new user.'},
+  'server.retention.deleted_agent_logs': {type: 'string', default: '7d', doc: 'How long a deleted agent\'s output stays readable by its ID (`svc agent logs <id>`, `GET .../logs`), counted from the deletion (a duration: 12h, 7d, 30d; `0s` keeps none); later it is removed.'},
   'server.auth.session_ttl': {type: 'string', default: '720h', doc: 'Lifetime of an interactive session (Go-style duration: 30m, 12h, 720h); anything else, or less than 1m, stops start-up.'},
   'server.auth.oidc.issuer_url': {type: 'string', default: '', doc: 'OpenID Connect issuer for interactive sign-in.'},
   'server.auth.oidc.client_id': {type: 'string', default: '', doc: 'OpenID Connect client ID.'},

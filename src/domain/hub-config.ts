@@ -14,6 +14,8 @@ export interface HubConfig {
   oidc: {issuerUrl: string; clientId: string; clientSecret: string; scopes: string[]} | null
   /** Largest accepted artifact file in bytes (`artifacts.max_file_bytes`). */
   artifactMaxFileBytes: number
+  /** How long a deleted agent's output stays readable by ID (`server.retention.deleted_agent_logs`; default 7 days). */
+  deletedAgentLogsRetentionMs?: number
 }
 
 export const DEV_USER = {id: 'dev-user', email: 'dev@localhost', displayName: 'Developer'} as const

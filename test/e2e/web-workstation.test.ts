@@ -103,8 +103,10 @@ describe('the web client of a workstation Hub started with svc server start', {t
     await expect.poll(() => terminal.locator('[data-role="state"]').textContent()).toBe('Terminal: connected')
     await terminal.getByLabel('Send a line').fill('echo web-typed-$((6*7))')
     await terminal.getByLabel('Send a line').press('Enter')
-    await expect.poll(() => terminal.locator('pre').textContent(), {timeout: 20_000}).toContain('web-typed-42')
-    await expect.poll(() => page.locator('svc-terminal#logs pre').textContent(), {timeout: 20_000}).toContain('web-typed-42')
+    // The terminals are xterm.js emulators: their buffers hold the screen text.
+    const screenText = (el: Element) => (el as unknown as {screenText(): string}).screenText()
+    await expect.poll(() => terminal.evaluate(screenText), {timeout: 20_000}).toContain('web-typed-42')
+    await expect.poll(() => page.locator('svc-terminal#logs').evaluate(screenText), {timeout: 20_000}).toContain('web-typed-42')
     expect(await unlabelledControls(page)).toEqual([])
     await screenshot(page, 'web-agent-terminal')
 

@@ -5,10 +5,9 @@ import {projectOrNull} from '../projects.js'
 import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
 import {liveView} from '../live.js'
 import {shared} from '../styles.js'
-import {terminalText} from '../terminal-text.js'
-import {needsYouBadge, usageRows} from './agent-bits.js'
+import {errorBadge, errorNotice, needsYouBadge, usageRows} from './agent-bits.js'
 import type {Agent} from './svc-agents.js'
-import './svc-terminal.js'
+import {PANE_SIZE} from './svc-terminal.js'
 import './svc-agent-changes.js'
 import './svc-agent-controls.js'
 import {notFoundView} from './not-found.js'
@@ -106,7 +105,8 @@ export class SvcAgent extends LitElement {
 
   private async archivedLogs(id: string): Promise<string> {
     const res = await fetch(`/api/v1/agents/${encodeURIComponent(id)}/logs`, {credentials: 'same-origin'})
-    return res.ok ? terminalText(await res.text()) : ''
+    // The Hub renders the output through a terminal emulator: screen text, ready for a <pre>.
+    return res.ok ? res.text() : ''
   }
 
   override render() {
@@ -118,8 +118,9 @@ export class SvcAgent extends LitElement {
     const running = a.phase === 'running'
     return html`
       <p><a href="#/agents?project=${encodeURIComponent(a.projectId)}">← Agents of ${this.projectName || 'this project'}</a></p>
-      <h2>Agent ${a.name} ${needsYouBadge(a)} <span class="muted">in project <span id="agent-project">${this.projectName}</span></span></h2>
+      <h2>Agent ${a.name} ${needsYouBadge(a)} ${errorBadge(a)} <span class="muted">in project <span id="agent-project">${this.projectName}</span></span></h2>
       <svc-agent-controls .agent=${a} @agent-deleted=${() => (location.hash = `#/agents?project=${encodeURIComponent(a.projectId)}`)}></svc-agent-controls>
+      ${errorNotice(a)}
       ${needsYou(a) ? html`<p class="notice needs-you" role="alert" id="needs-you">This agent needs you: ${a.detail || 'it is waiting for your input'}. Attach to its terminal to answer.</p>` : ''}
       ${notificationsSupported() && Notification.permission === 'default'
         ? html`<p><button id="enable-notifications" @click=${this.enableNotifications}>Notify me when my agents need me</button></p>`
@@ -148,7 +149,7 @@ export class SvcAgent extends LitElement {
       ${!running
         ? html`<p class="muted">The agent is not running; its terminal opens while it runs.</p>`
         : this.attached
-          ? html`<svc-terminal id="attach" .src=${`${base}/attach?cols=120&rows=32`} interactive label="Terminal"></svc-terminal>
+          ? html`<svc-terminal id="attach" .src=${`${base}/attach?cols=${PANE_SIZE.cols}&rows=${PANE_SIZE.rows}`} interactive label="Terminal"></svc-terminal>
               <button @click=${() => (this.attached = false)}>Detach</button>`
           : html`<button class="primary" @click=${() => (this.attached = true)}>Attach to the terminal</button>`}
       <h3>Logs</h3>

@@ -1,53 +1,112 @@
-import {LitElement, html, css} from 'lit'
+import {LitElement, html, css, unsafeCSS} from 'lit'
+import {Terminal} from '@xterm/xterm'
+import xtermCss from '@xterm/xterm/css/xterm.css?inline'
 import {wsUrl} from '../api.js'
 import {shared} from '../styles.js'
-import {tail, terminalText} from '../terminal-text.js'
 
-// Tab is left to the browser (keyboard users move on with it); Ctrl+I sends a tab to the agent.
-const KEYS: Record<string, string> = {Enter: '\r', Backspace: '\x7f', Escape: '\x1b', ArrowUp: '\x1b[A', ArrowDown: '\x1b[B', ArrowRight: '\x1b[C', ArrowLeft: '\x1b[D'}
+/** The size of agent panes (src/domain/agents/screen-render.ts PANE_SIZE): what a log replays at. */
+export const PANE_SIZE = {cols: 200, rows: 50}
 
 /**
- * A WebSocket terminal stream of an agent: `attach` (interactive: keys typed in the focused
- * output, or a line sent from the input box) or `logs` (follow, read-only). Binary frames carry
- * terminal bytes; text frames are JSON control messages (docs/api.md, WebSocket framing).
+ * xterm.js writes its theme and cell metrics into <style> elements, which the page's
+ * Content-Security-Policy (`style-src 'self'`) refuses to apply. Their text is mirrored into
+ * constructed stylesheets of the shadow root (allowed, as for Lit's own styles), kept in step.
+ */
+function mirrorInlineStyles(root: ShadowRoot): MutationObserver {
+  const base = [...root.adoptedStyleSheets]
+  let sheets = new Map<HTMLStyleElement, CSSStyleSheet>()
+  const sync = () => {
+    const next = new Map<HTMLStyleElement, CSSStyleSheet>()
+    for (const el of root.querySelectorAll('style')) {
+      const sheet = sheets.get(el) ?? new CSSStyleSheet()
+      sheet.replaceSync(el.textContent ?? '')
+      next.set(el, sheet)
+    }
+    sheets = next
+    root.adoptedStyleSheets = [...base, ...sheets.values()]
+  }
+  const observer = new MutationObserver(sync)
+  observer.observe(root, {subtree: true, childList: true, characterData: true})
+  return observer
+}
+
+/**
+ * A WebSocket terminal stream of an agent, drawn by a terminal emulator (xterm.js): `attach`
+ * (interactive: keys typed in the focused terminal, or a line sent from the input box) or
+ * `logs` (follow, read-only). Binary frames carry terminal bytes; text frames are JSON control
+ * messages (docs/api.md, WebSocket framing). `cols`/`rows` are the emulator's size: an attach
+ * asks the pane for it, a log is drawn at the pane's size so cursor moves land where they did.
  */
 export class SvcTerminal extends LitElement {
-  static properties = {src: {}, interactive: {type: Boolean}, label: {}, text: {state: true}, state: {state: true}, line: {state: true}}
+  static properties = {src: {}, interactive: {type: Boolean}, label: {}, cols: {type: Number}, rows: {type: Number}, state: {state: true}, line: {state: true}}
   static styles = [
     shared,
+    // xterm's own stylesheet, inside this shadow root (a document stylesheet would not reach it).
+    unsafeCSS(xtermCss),
     css`
-      pre { background: #10151b; color: #d9e1e8; padding: .6rem; min-height: 12rem; max-height: 28rem; overflow: auto; white-space: pre-wrap; font: 12px/1.35 ui-monospace, monospace; margin: .25rem 0; }
-      pre:focus-visible { outline: 2px solid #6ea8ff; }
+      .frame { background: #10151b; padding: .4rem; margin: .25rem 0; overflow: auto; max-height: 40rem; border-radius: 4px; }
+      .frame:focus-within { outline: 2px solid #6ea8ff; }
+      .xterm .xterm-viewport { background: #10151b !important; }
     `,
   ]
   declare src: string
   declare interactive: boolean
   declare label: string
-  declare text: string
+  declare cols: number
+  declare rows: number
   declare state: string
   declare line: string
-  private raw = ''
   private socket: WebSocket | null = null
-  private decoder = new TextDecoder()
+  private term: Terminal | null = null
+  private styles: MutationObserver | null = null
 
   constructor() {
     super()
     this.src = ''
     this.interactive = false
     this.label = 'Terminal'
-    this.text = ''
+    this.cols = PANE_SIZE.cols
+    this.rows = PANE_SIZE.rows
     this.state = 'connecting'
     this.line = ''
   }
 
-  override connectedCallback() {
-    super.connectedCallback()
+  /** The emulator's lines (scrollback and screen), for tests and copying. */
+  screenText(): string {
+    const b = this.term?.buffer.active
+    if (!b) return ''
+    const out: string[] = []
+    for (let i = 0; i < b.length; i++) out.push(b.getLine(i)?.translateToString(true) ?? '')
+    return out.join('\n').replace(/\s+$/, '')
+  }
+
+  override firstUpdated() {
+    const term = new Terminal({
+      cols: this.cols,
+      rows: this.rows,
+      scrollback: 5000,
+      fontSize: 12,
+      fontFamily: 'ui-monospace, "DejaVu Sans Mono", monospace',
+      disableStdin: !this.interactive,
+      cursorBlink: this.interactive,
+      screenReaderMode: false,
+      theme: {background: '#10151b', foreground: '#d9e1e8'},
+    })
+    this.term = term
+    this.styles = mirrorInlineStyles(this.renderRoot as ShadowRoot)
+    term.open(this.renderRoot.querySelector('.screen') as HTMLElement)
+    term.textarea?.setAttribute('aria-label', this.label)
+    if (this.interactive) term.onData((data) => this.send(data))
+    this.connect()
+  }
+
+  private connect() {
     const ws = new WebSocket(wsUrl(this.src))
     ws.binaryType = 'arraybuffer'
     this.socket = ws
     ws.onopen = () => {
       this.state = 'connected'
-      if (this.interactive) ws.send(JSON.stringify({type: 'resize', cols: 120, rows: 32}))
+      if (this.interactive) ws.send(JSON.stringify({type: 'resize', cols: this.cols, rows: this.rows}))
     }
     ws.onmessage = (e) => {
       if (typeof e.data === 'string') {
@@ -59,12 +118,7 @@ export class SvcTerminal extends LitElement {
         }
         return
       }
-      this.raw = tail(this.raw + this.decoder.decode(e.data as ArrayBuffer, {stream: true}))
-      this.text = terminalText(this.raw)
-      void this.updateComplete.then(() => {
-        const pre = this.renderRoot.querySelector('pre')
-        if (pre) pre.scrollTop = pre.scrollHeight
-      })
+      this.term?.write(new Uint8Array(e.data as ArrayBuffer))
     }
     ws.onclose = (e) => {
       if (!this.state.startsWith('error')) this.state = e.reason ? `closed: ${e.reason}` : 'closed'
@@ -73,6 +127,9 @@ export class SvcTerminal extends LitElement {
 
   override disconnectedCallback() {
     this.socket?.close()
+    this.term?.dispose()
+    this.term = null
+    this.styles?.disconnect()
     super.disconnectedCallback()
   }
 
@@ -80,20 +137,10 @@ export class SvcTerminal extends LitElement {
     if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({type: 'input', data}))
   }
 
-  private onKey(e: KeyboardEvent) {
-    if (!this.interactive || e.metaKey || e.altKey) return
-    let data = KEYS[e.key]
-    if (!data && e.ctrlKey && /^[a-z]$/i.test(e.key)) data = String.fromCharCode(e.key.toUpperCase().charCodeAt(0) - 64)
-    if (!data && e.key.length === 1 && !e.ctrlKey) data = e.key
-    if (!data) return
-    e.preventDefault()
-    this.send(data)
-  }
-
   override render() {
     return html`
       <p class="muted" role="status" data-role="state">${this.label}: ${this.state}</p>
-      <pre tabindex="0" aria-label=${this.label} aria-live="off" @keydown=${this.onKey}>${this.text}</pre>
+      <div class="frame" role="region" aria-label=${this.label}><div class="screen"></div></div>
       ${this.interactive
         ? html`<form class="row" @submit=${(e: Event) => {
             e.preventDefault()
