@@ -307,7 +307,7 @@ export class Broker {
     let branch: DeletedBranchDto | undefined
     if (removeWs) {
       const paths = agentRepoPaths(this.opts.stateDir, agentId)
-      const removing = deleteBranch && removeWs.branch ? removeWorkspaceAndBranch(paths, removeWs).then((r) => ((branch = r.branch), r.kept)) : removeWorkspace(paths, removeWs.branch ? removeWs : null, {checkout})
+      const removing = deleteBranch && removeWs.branch ? removeWorkspaceAndBranch(paths, removeWs, checkout).then((r) => ((branch = r.branch), r.kept)) : removeWorkspace(paths, removeWs.branch ? removeWs : null, {checkout})
       const kept = await removing.catch((err) => (this.opts.logger.warn({agentId, err: (err as Error).message}, 'removing the workspace failed'), null))
       // The one place a user learns where a deleted agent's unpushed work went.
       if (kept) this.opts.logger.warn({agentId, branch: removeWs.branch, kept}, `the agent's clone held unpushed commits: its repository is kept at ${kept} (git fetch ${kept} ${removeWs.branch})`)

@@ -59,12 +59,14 @@ async function deleteCheckoutBranch(checkout: string, ws: AgentWorkspace): Promi
 /**
  * Removes the workspace (repository.ts `removeWorkspace`) and, when the agent's branch is merged
  * into its base in the checkout, the branch too: it is then not fetched into the checkout, and
- * the checkout's own copy goes. Otherwise the branch is kept as a plain delete keeps it.
+ * the checkout's own copy goes. Otherwise the branch is kept as a plain delete keeps it. The
+ * checkout is the one recorded when the agent was made, never `hubCheckout` (only for the above).
  */
-export async function removeWorkspaceAndBranch(paths: AgentRepoPaths, ws: AgentWorkspace): Promise<{kept: string | null; branch: DeletedBranchDto}> {
+export async function removeWorkspaceAndBranch(paths: AgentRepoPaths, ws: AgentWorkspace, hubCheckout: string | null = null): Promise<{kept: string | null; branch: DeletedBranchDto}> {
   const checkout = readRecord(paths)?.checkout ?? null
   if (!checkout || !existsSync(checkout)) {
-    const kept = await removeWorkspace(paths, ws)
+    // A workspace of an older svc (no record) has its registration pruned from the checkout the Hub names.
+    const kept = await removeWorkspace(paths, ws, {checkout: hubCheckout})
     return {kept, branch: {name: ws.branch, deleted: false, reason: "the agent has no project checkout on its broker: a clone's branch lives in its remote"}}
   }
   let verdict: {merged: boolean; reason?: string}
