@@ -41,6 +41,7 @@ Secrets the harness needs (an API key) come from the project's secrets or your o
     broker: Flags.string({description: 'Broker ID to run on.'}),
     runtime: Flags.string({description: 'Runtime to run on: local (tmux on the broker\'s host, sandboxed), podman, docker, or a name of the settings `runtimes` (default: the broker\'s default runtime). Kept by restarts.'}),
     role: Flags.string({description: 'Agent role.', options: ['readonly', 'baseline', 'full', 'none']}),
+    parent: Flags.string({description: 'Put the agent under this agent (name or ID): its branch starts from the parent\'s and lands there. Inside an agent, new agents are its children anyway.'}),
     secret: Flags.string({description: 'KEY=VALUE: store a secret the harness needs as your own secret of the project first.', multiple: true}),
     hub: Flags.string({description: 'Hub URL.'}),
   }
@@ -51,7 +52,7 @@ Secrets the harness needs (an API key) come from the project's secrets or your o
     const projectId = projectOrDefault(flags.project, await this.settings())
     const api = agentsApi(await this.client(flags.hub))
     for (const [key, value] of Object.entries(secretFlags(flags.secret))) await api.putSecret(projectId, key, value, 'user')
-    const body = {name: args.name, projectId, harnessConfig: flags.harness, template: flags.template, task: args.task ?? flags.task, brokerId: flags.broker, role: flags.role, runtime: flags.runtime}
+    const body = {name: args.name, projectId, harnessConfig: flags.harness, template: flags.template, task: args.task ?? flags.task, brokerId: flags.broker, role: flags.role, runtime: flags.runtime, parentId: flags.parent}
     let result: {agent: Agent}
     try {
       result = await api.create(body)

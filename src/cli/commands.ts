@@ -9,6 +9,7 @@ import AgentCreate from '../../commands/agent/create.js'
 import AgentDelete from '../../commands/agent/delete.js'
 import AgentDiff from '../../commands/agent/diff.js'
 import AgentGet from '../../commands/agent/get.js'
+import AgentTreeCommand from '../../commands/agent/tree.js'
 import AgentList from '../../commands/agent/list.js'
 import AgentLogs from '../../commands/agent/logs.js'
 import AgentMerge from '../../commands/agent/merge.js'
@@ -80,6 +81,7 @@ export const COMMANDS = {
   'agent:restart': AgentRestart,
   'agent:start': AgentStart,
   'agent:stop': AgentStop,
+  'agent:tree': AgentTreeCommand,
   'agent:wait': AgentWait,
   'artifact:get': ArtifactGet,
   'artifact:publish': ArtifactPublish,

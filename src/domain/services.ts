@@ -12,6 +12,8 @@ import {createStatusWriter} from './agents/status-writer.js'
 import {projectUsage} from './agents/usage.js'
 import {createAgentFeed, type AgentFeed} from './events/agent-feed.js'
 import {createEventsService, type EventsService} from './events/events-service.js'
+import {createTeamsService, type TeamsService} from './teams/tree.js'
+import {agentView} from './agents/agent-state.js'
 import {createReviewService, type ReviewService} from './agents/review-service.js'
 import {createBrokersService, type BrokersService} from './brokers/brokers-service.js'
 import type {BrokerGateway} from './brokers/gateway.js'
@@ -37,6 +39,7 @@ export interface Services {
   agentTokens: AgentTokens
   /** Diff, merge and push of agents' work (on their brokers). */
   review: ReviewService
+  teams: TeamsService
   templates: TemplatesService
   messages: MessagesService
   projectSettings: ProjectSettingsService
@@ -93,6 +96,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     agents,
     agentTokens,
     review: createReviewService(deps, {access, gateway: opts.gateway}),
+    teams: createTeamsService(deps, {access, view: (r) => agentView(r, status.pendingFor(r.id), deps.clock.now().getTime())}),
     templates: createTemplatesService(deps, access),
     messages: createMessagesService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings}),
     keys: createKeysService(deps, {access, gateway: opts.gateway}),

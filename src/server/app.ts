@@ -14,6 +14,7 @@ import {installValidation} from './plugins/validation.js'
 import {installMaintenanceGate} from './plugins/maintenance.js'
 import {agentRoutes} from './routes/agents.js'
 import {agentReviewRoutes} from './routes/agent-review.js'
+import {agentTreeRoutes} from './routes/agent-tree.js'
 import {authRoutes} from './routes/auth.js'
 import {brokerRoutes} from './routes/brokers.js'
 import {templateRoutes} from './routes/templates.js'
@@ -101,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logs: new StreamSlots('logs', limits.logsPerCaller, limits.logsPerAgent).gate,
   })
   agentReviewRoutes(app, services.review)
+  agentTreeRoutes(app, services.teams)
   templateRoutes(app, services.templates)
   await messageRoutes(app, services.messages)
   keysRoutes(app, services.keys)

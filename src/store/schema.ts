@@ -164,6 +164,9 @@ export interface AgentsTable {
   turns: Generated<number>
   /** JSON usage the harness reported: tokens, model calls, cost. */
   usage: Generated<string | null>
+  /** Teams: the parent agent (ID and name), or null for a root. */
+  parent_id: Generated<string | null>
+  parent_name: Generated<string | null>
 }
 
 export interface AgentTokensTable {

@@ -55,5 +55,6 @@ export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowM
     sandbox: a.sandbox,
     turns: a.turns,
     usage: a.usage,
+    parent: a.parent,
   }
 }

@@ -21,10 +21,10 @@ import {requestLayer, type CreateAgentInput} from './create-input.js'
 import {createLauncher, type SecretValues} from './launch.js'
 import type {SessionUsage} from '../../broker/harnesses/types.js'
 import {recordUsage} from './usage.js'
+import {checkChildRole, resolveParent} from '../teams/parent.js'
 import {releasingOnClose, type StreamGate} from './stream-slots.js'
 import {requireAttachReach, type AttachAction} from './attach-reach.js'
-import {maskingStream, maskPatterns} from './log-masking.js'
-import {deletedWithLogs, pruneDeletedLogs, servedLog, type LogFormat} from './agent-logs.js'
+import {maskingStream, maskPatterns, maskText} from './log-masking.js'
 import {deletedBranch, type DeletedBranchDto} from './delete-branch.js'
 
 /** The body of `POST /agents/:id/status` (a harness's hook adds `turnEnded` and `usage`). */
@@ -75,9 +75,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   }
 
   /** The agent, authorized; with `reach`, an agent caller must reach it (attach-reach.ts) or gets 404. */
-  async function load(ctx: CallContext, ref: string, permission: Parameters<AgentAccess['checkAgent']>[2], projectRef?: string, reach?: AttachAction, deletedToo = false): Promise<AgentRecord> {
+  async function load(ctx: CallContext, ref: string, permission: Parameters<AgentAccess['checkAgent']>[2], projectRef?: string, reach?: AttachAction): Promise<AgentRecord> {
     const projectId = projectRef ? await projectIdOf(projectRef) : undefined
-    const agent = (await a.access.resolve(ref, projectId)) ?? (deletedToo ? await deletedWithLogs(store, ref, projectId, clock.now(), deps.config.deletedAgentLogsRetentionMs) : null)
+    const agent = await a.access.resolve(ref, projectId)
     if (!agent) throw notFound('agent')
     if (reach) await requireAttachReach(store, ctx, agent, reach)
     await a.access.checkAgent(ctx, agent, permission)
@@ -142,6 +142,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       // The child would get an assign-mode service account: its creating agent must hold the
       // assign permission along its chain (V1 rules 1 and 6). Users are decided by their role.
       if (applied.defaultCloudIdentityMode?.value === 'Assign') await walk.requireServiceAccountAssign(ctx)
+      const parent = await resolveParent(a.access, ctx, projectId, input.parentId)
+      checkChildRole(role, parent)
       let template: string | null = null
       const templateRef = applied.defaultTemplate.value as string | null
       if (templateRef) {
@@ -153,7 +155,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const telemetry = agentTelemetryOverride({templateFiles: template ? await templateFilesOf(template) : undefined, requested: input.telemetry})
       const project = await store.projects.get(projectId)
       const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
-      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: projectBroker}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
+      // A child works from its parent's branch: on its parent's broker when that one is online.
+      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: parent?.brokerId ?? projectBroker}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
       await placeHubCloudIdentity(applied, {brokerId, colocatedBrokerId: a.colocatedBrokerId(), repos: store})
       const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}
       // Refused before anything is written: the harness's secrets must all be there.
@@ -180,6 +183,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           config: {applied: Object.fromEntries(Object.entries(applied).filter(([k]) => k !== 'defaultRuntimeBroker')), ...(telemetry && {telemetry})},
           error: null,
           createdBy: creator,
+          parent: parent && {id: parent.id, name: parent.name},
           createdAt: t,
           updatedAt: t,
         })
@@ -235,7 +239,6 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
       const deleted = (await store.agents.update(agent.id, {phase: 'stopped', activity: null, deletedAt: now()}, now()))!
       deps.logger.info({agentId: agent.id, by: ctx.principal.id}, 'agent deleted')
-      await pruneDeletedLogs(deps, clock.now())
       deps.telemetry?.({type: 'agent.deleted', agentId: agent.id, attributes: {'project.id': agent.projectId}})
       return {agent: view(deleted), ...(opts.branch && {branch: deletedBranch(agent, answered, failure)})}
     },
@@ -317,18 +320,15 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       return a.tokens.refresh(ref, current)
     },
 
-    /**
-     * Archived output, or the live output from the broker while the agent runs, as screen text
-     * (or raw bytes), its secrets masked (agent-logs.ts); a deleted agent's by ID for a while.
-     */
-    async logs(ctx: CallContext, ref: string, projectRef?: string, format: LogFormat = 'screen'): Promise<string> {
-      const agent = await load(ctx, ref, 'agent.read', projectRef, 'logs', true)
+    /** Archived output, or the live output from the broker while the agent runs; its secrets masked. */
+    async logs(ctx: CallContext, ref: string, projectRef?: string): Promise<string> {
+      const agent = await load(ctx, ref, 'agent.read', projectRef, 'logs')
       let text: string
       if (agent.brokerId && agent.runtimeRef && agent.phase === 'running' && a.gateway.isConnected(agent.brokerId)) {
         const res = await a.gateway.request<{log: string}>(agent.brokerId, 'agent.logs', {agentId: agent.id}, 30_000)
         text = Buffer.from(res.log, 'base64').toString('utf8')
       } else text = (await store.agents.logArchive(agent.id)) ?? ''
-      return servedLog(text, maskPatterns(await secretValuesOf(agent)), format)
+      return maskText(text, maskPatterns(await secretValuesOf(agent)))
     },
 
     /** A live stream from the agent's broker: `agent.logs.follow` or `agent.attach`. */

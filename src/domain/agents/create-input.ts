@@ -23,6 +23,8 @@ export interface CreateAgentInput {
   cloudIdentityServiceAccountId?: string
   /** Telemetry settings of this agent over its template's and the Hub's (the `telemetry` table). */
   telemetry?: unknown
+  /** Teams: the agent that leads this one (a person's `--parent`; an agent's new agents are its own children). */
+  parentId?: string
 }
 
 /** Request fields that override the registered project settings (same validation). */

@@ -18,6 +18,8 @@ const createBody = {
     task: {type: 'string', maxLength: 100_000},
     brokerId: str,
     role: str,
+    // Teams: the parent agent (ID or name) a person puts this one under.
+    parentId: str,
     // A runtime of the broker (a type or a settings `runtimes` name); the broker decides whether it can.
     runtime: {type: 'string', minLength: 1, maxLength: 63},
     // Overrides of the registered project settings; validated by the same rules.
@@ -127,19 +129,15 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService, gates: 
       return agents.refreshToken(ctxOf(request), ref(request).id, current)
     })
 
-    // Logs: plain GET answers the output so far as screen text (`?raw=true`: the terminal bytes);
-    // a WebSocket upgrade follows live output (terminal bytes).
+    // Logs: plain GET answers the text so far; a WebSocket upgrade follows live output.
     app.route({
       method: 'GET',
       url: `${base}/logs`,
-      schema: {params, querystring: {type: 'object', properties: {raw: {type: 'boolean'}}}},
+      schema: {params},
       preHandler: async (request) => {
         if (isUpgrade(request)) await refusedOnSocket(request, () => agents.openStream(ctxOf(request), ref(request).id, 'logs', {}, ref(request).projectId, gates.logs))
       },
-      handler: async (request, reply) => {
-        const format = (request.query as {raw?: boolean}).raw ? 'raw' : 'screen'
-        return reply.type('text/plain; charset=utf-8').send(await agents.logs(ctxOf(request), ref(request).id, ref(request).projectId, format))
-      },
+      handler: async (request, reply) => reply.type('text/plain; charset=utf-8').send(await agents.logs(ctxOf(request), ref(request).id, ref(request).projectId)),
       wsHandler: (socket, request) => pipeStream(socket, request, {readOnly: true}),
     })
 

@@ -15,6 +15,7 @@ import * as m0013 from './0013-agent-config-facts.js'
 import * as m0014 from './0014-real-agents.js'
 import * as m0015 from './0015-agent-events.js'
 import * as m0016 from './0016-project-clone-url.js'
+import * as m0017 from './0017-agent-parent.js'
 import * as m0018 from './0018-agent-event-error.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
@@ -35,5 +36,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0014-real-agents': m0014,
   '0015-agent-events': m0015,
   '0016-project-clone-url': m0016,
+  '0017-agent-parent': m0017,
   '0018-agent-event-error': m0018,
 }

@@ -38,6 +38,8 @@ export interface AgentRecord {
   /** Turns ended, counted for `max_turns`. */
   turns: number
   usage: AgentUsage | null
+  /** Teams: the agent that leads it (its creator's credential, or `--parent`); null for a root. */
+  parent: {id: string; name: string} | null
 }
 
 function parseJson<T>(text: string | null): T | null {
@@ -76,6 +78,7 @@ const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
   sandbox: r.sandbox,
   turns: Number(r.turns ?? 0),
   usage: parseJson<AgentUsage>(r.usage),
+  parent: r.parent_id ? {id: r.parent_id, name: r.parent_name ?? ''} : null,
 })
 
 export interface AgentPatch {
@@ -104,6 +107,8 @@ export interface AgentFilter {
   ids?: string[]
   projectIds?: string[]
   createdById?: string
+  /** Children of these agents (Teams). */
+  parentIds?: string[]
   phase?: string
   brokerId?: string
   includeDeleted?: boolean
@@ -159,7 +164,7 @@ const snapshotOf = (r: {phase: string; activity: string | null; detail: string; 
  * event feeds once the write is committed.
  */
 export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null, onEvent: () => void = () => {}) => ({
-  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode' | 'workspace' | 'image' | 'sandbox' | 'turns' | 'usage'>): Promise<AgentRecord> {
+  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode' | 'workspace' | 'image' | 'sandbox' | 'turns' | 'usage' | 'parent'> & {parent?: AgentRecord['parent']}): Promise<AgentRecord> {
     const facts = agentConfigFacts(a.config)
     try {
       const r = await db
@@ -188,6 +193,8 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
           created_at: a.createdAt,
           updated_at: a.updatedAt,
           message_mode: 'open',
+          parent_id: a.parent?.id ?? null,
+          parent_name: a.parent?.name ?? null,
         })
         .returningAll()
         .executeTakeFirstOrThrow()
@@ -229,6 +236,10 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
       q = q.where('project_id', 'in', f.projectIds)
     }
     if (f.createdById) q = q.where('created_by_id', '=', f.createdById)
+    if (f.parentIds) {
+      if (f.parentIds.length === 0) return []
+      q = q.where('parent_id', 'in', f.parentIds)
+    }
     if (f.phase) q = q.where('phase', '=', f.phase)
     if (f.brokerId) q = q.where('broker_id', '=', f.brokerId)
     const rows = await q.orderBy('created_at').orderBy('id').execute()
@@ -382,10 +393,6 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
   async logArchive(agentId: string): Promise<string | null> {
     const r = await db.selectFrom('agent_log_archives').select('content').where('agent_id', '=', agentId).executeTakeFirst()
     return r?.content ?? null
-  },
-  /** Removes the archived output of agents deleted before `beforeIso`. */
-  async pruneLogArchives(beforeIso: string): Promise<void> {
-    await db.deleteFrom('agent_log_archives').where('agent_id', 'in', db.selectFrom('agents').select('id').where('deleted_at', 'is not', null).where('deleted_at', '<', beforeIso)).execute()
   },
 })
 
