@@ -21,6 +21,8 @@ export const shared = css`
   .muted { color: #55606b; }
   .needs-you.notice { background: #fff4d6; border-color: #e6b94a; color: #5c4100; font-weight: 600; }
   tr.needs-you { background: #fff8e5; }
+  tr.failed { background: #fdeeee; }
+  .badge.failed { display: inline-block; padding: 0 .4rem; border-radius: 3px; background: #b42318; color: #fff; font-size: .8em; font-weight: 600; }
   .badge.needs-you { display: inline-block; padding: 0 .4rem; border-radius: 3px; background: #b26b00; color: #fff; font-size: .8em; font-weight: 600; }
   .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
   .spaced { margin-top: .5rem; }

@@ -5,6 +5,19 @@ import {needsYou} from '../agent-events.js'
 /** The "Needs you" badge of an agent waiting for input (nothing otherwise). */
 export const needsYouBadge = (a: Agent) => (needsYou(a) ? html`<span class="badge needs-you" data-role="needs-you">Needs you</span>` : '')
 
+/**
+ * A running agent whose harness reported a failure (an unreachable model endpoint, a 5xx, a
+ * refused key): its `error`, shown red until the harness works again.
+ */
+export const harnessFailed = (a: Agent) => a.phase === 'running' && !!a.error
+
+/** The red "Error" badge of such an agent (nothing otherwise). */
+export const errorBadge = (a: Agent) => (harnessFailed(a) ? html`<span class="badge failed" data-role="harness-error" title=${a.error ?? ''}>Error</span>` : '')
+
+/** The agent page's red notice of such an agent (nothing otherwise). */
+export const errorNotice = (a: Agent) =>
+  harnessFailed(a) ? html`<p class="notice error" role="alert" id="agent-error">The harness reported an error: ${a.error}. Fix the cause (the model endpoint, its key), then send a message to try again.</p>` : ''
+
 /** `$0.12`, or empty without usage. */
 export const costText = (a: Agent) => (a.usage ? `$${a.usage.costUsd >= 1 || a.usage.costUsd === 0 ? a.usage.costUsd.toFixed(2) : a.usage.costUsd.toFixed(4)}` : '')
 

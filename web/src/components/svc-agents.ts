@@ -6,7 +6,7 @@ import {liveView} from '../live.js'
 import {shared} from '../styles.js'
 import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
 import {projectNames, projectOrNull} from '../projects.js'
-import {costText, needsYouBadge} from './agent-bits.js'
+import {costText, errorBadge, harnessFailed, needsYouBadge} from './agent-bits.js'
 import {notFoundView} from './not-found.js'
 
 export type {Agent}
@@ -93,8 +93,8 @@ export class SvcAgents extends LitElement {
               <thead><tr><th scope="col">Name</th>${all ? html`<th scope="col">Project</th>` : ''}<th scope="col">Phase</th><th scope="col">Activity</th><th scope="col">Detail</th><th scope="col">Cost</th></tr></thead>
               <tbody aria-live="polite">
                 ${[...this.agents.filter(needsYou), ...this.agents.filter((a) => !needsYou(a))].map(
-                  (a) => html`<tr data-agent=${a.id} class=${needsYou(a) ? 'needs-you' : ''}>
-                    <td><a href="#/agents/${encodeURIComponent(a.id)}">${a.name}</a> ${needsYouBadge(a)}</td>
+                  (a) => html`<tr data-agent=${a.id} class=${harnessFailed(a) ? 'failed' : needsYou(a) ? 'needs-you' : ''}>
+                    <td><a href="#/agents/${encodeURIComponent(a.id)}">${a.name}</a> ${needsYouBadge(a)} ${errorBadge(a)}</td>
                     ${all ? html`<td data-col="project"><a href="#/agents?project=${encodeURIComponent(a.projectId)}">${this.names.get(a.projectId) ?? a.projectId}</a></td>` : ''}
                     <td data-col="phase">${a.phase}</td>
                     <td data-col="activity">${a.activity ?? ''}</td>
