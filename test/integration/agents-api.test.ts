@@ -167,7 +167,7 @@ describeEachDialect('agents: the API', (dialect) => {
     expect(stop.status).toBe(200)
     expect(stop.body.agent).toMatchObject({id: a.id, phase: 'stopped', activity: null})
     expect(hub.fake.requests('agent.stop').some((m) => (m.params as {agentId: string}).agentId === a.id)).toBe(true)
-    expect((await hub.request('GET', `/api/v1/agents/${a.id}/logs`)).body).toBe(`final output of ${a.id}\n`)
+    expect((await hub.request('GET', `/api/v1/agents/${a.id}/logs`)).body).toBe(`final output of ${a.id}`)
     expect((await hub.request('GET', '/api/v1/auth/me', {token: token1})).status).toBe(401)
 
     const start = await hub.request('POST', `/api/v1/agents/${a.id}/start`, {body: {}})
@@ -186,7 +186,9 @@ describeEachDialect('agents: the API', (dialect) => {
     expect(restart.body.agent.phase).toBe('running')
     expect(hub.fake.requests('agent.start').length).toBe(starts + 1)
     // Live logs come from the broker while the agent runs.
-    expect((await hub.request('GET', `/api/v1/projects/alpha/agents/cycler/logs`)).body).toBe(`output of ${a.id}\n`)
+    expect((await hub.request('GET', `/api/v1/projects/alpha/agents/cycler/logs`)).body).toBe(`output of ${a.id}`)
+    // The terminal bytes as they came, asked for.
+    expect((await hub.request('GET', `/api/v1/projects/alpha/agents/cycler/logs?raw=true`)).body).toBe(`output of ${a.id}\n`)
     // Lifecycle needs the scope: a member may, a stranger gets 404.
     expect((await hub.request('POST', `/api/v1/agents/${a.id}/stop`, {body: {}, token: stranger.token})).status).toBe(404)
   })
