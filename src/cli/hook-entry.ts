@@ -87,7 +87,10 @@ export async function runHook(argv: string[], env: NodeJS.ProcessEnv = process.e
     if (!mapped) return
     // `thinking` and `idle` belong to no tool: unless the module says otherwise they clear the
     // last tool's detail (the Hub keeps a detail that a report leaves out).
-    const report = mapped.detail === undefined && (mapped.activity === 'thinking' || mapped.activity === 'idle') ? {...mapped, detail: ''} : mapped
+    let report = mapped.detail === undefined && (mapped.activity === 'thinking' || mapped.activity === 'idle') ? {...mapped, detail: ''} : mapped
+    // A turn that ended on an API, auth or network failure only the harness's files tell of.
+    const failure = mod.errorOf ? await mod.errorOf(event, payload).catch(() => undefined) : undefined
+    if (failure) report = {...report, detail: failure, error: failure}
     const usage = mod.usageOf ? mod.usageOf(event, payload).catch(() => undefined) : undefined
     const quick = usage && (await Promise.race([usage, sleep(USAGE_GRACE_MS).then(() => LATE)]))
     // Usage that is ready rides with the report; late usage follows it in a report of its own.

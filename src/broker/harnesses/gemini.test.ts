@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {prepareHarnessHome} from './prepare-home.js'
-import {gemini, geminiHookUsage, geminiOnHook, geminiSessionUsage, toolDetail} from './gemini.js'
+import {gemini, geminiHookError, geminiHookUsage, geminiOnHook, geminiSessionUsage, toolDetail} from './gemini.js'
 import {GEMINI_HOOK_EVENTS, SVC_HOOK_NAME, geminiSettings, shellQuote} from './gemini-config.js'
 import {harnessModule} from './registry.js'
 import type {LaunchContext} from './types.js'
@@ -127,6 +127,21 @@ describe('gemini hooks → activity', () => {
     expect(geminiOnHook('BeforeTool', null)).toEqual({activity: 'executing', detail: 'tool'})
     expect(geminiOnHook('Notification', 'x')).toEqual({activity: 'waiting_for_input', detail: 'Permission requested'})
     expect(geminiOnHook('Nope', {})).toBeNull()
+  })
+
+  it('a turn that ended on an API error: the error Gemini CLI wrote in its session file (recorded from 0.61 against a 401)', async () => {
+    const transcript = join(process.cwd(), 'test', 'fixtures', 'harness', 'gemini-401-session.jsonl')
+    const payload = {session_id: 'd6c0c732-f37a-4564-b63a-ffcb6ee307a1', transcript_path: transcript, hook_event_name: 'AfterAgent', prompt: 'say hi', prompt_response: '[no response text]'}
+    expect(await geminiHookError('AfterAgent', payload)).toBe('API Error: {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}')
+    expect(gemini.errorOf).toBe(geminiHookError)
+    // A turn with an answer, another event, no file: nothing read, nothing reported.
+    expect(await geminiHookError('AfterAgent', {...payload, prompt_response: 'Hello!'})).toBeUndefined()
+    expect(await geminiHookError('BeforeAgent', payload)).toBeUndefined()
+    expect(await geminiHookError('AfterAgent', {...payload, transcript_path: join(tmpdir(), 'no-such-session.jsonl')})).toBeUndefined()
+    // The next prompt of the session: the error belongs to the turn before.
+    const later = join(mkdtempSync(join(tmpdir(), 'svc-gemini-err-')), 's.jsonl')
+    writeFileSync(later, readFileSync(transcript, 'utf8') + JSON.stringify({id: 'u2', timestamp: 't', type: 'user', content: [{text: 'again'}]}) + '\n')
+    expect(await geminiHookError('AfterAgent', {...payload, transcript_path: later})).toBeUndefined()
   })
 
   it('answers every hook with an empty JSON object (nothing to change, nothing shown)', () => {

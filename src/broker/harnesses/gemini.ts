@@ -147,6 +147,56 @@ export async function geminiHookUsage(event: string, payload: unknown): Promise<
   return geminiSessionUsage(p.transcript_path, typeof p.session_id === 'string' && p.session_id ? p.session_id : undefined)
 }
 
+/** What Gemini CLI answers in AfterAgent's `prompt_response` for a turn that got no answer. */
+const NO_RESPONSE = '[no response text]'
+
+/**
+ * The error a turn ended on, from the session file: Gemini CLI fires no hook for a failed model
+ * request (no retries are left, an auth refusal), only AfterAgent with no response text, and
+ * writes the error it showed as a message of type `error` after the turn's prompt
+ * (`[API Error: {...}]`). Read only for such an AfterAgent; the record is written as the hook
+ * fires, so the file is read again for up to 500 ms.
+ */
+export async function geminiHookError(event: string, payload: unknown): Promise<string | undefined> {
+  const p = (payload && typeof payload === 'object' ? payload : {}) as Record<string, any>
+  if (event !== 'AfterAgent' || typeof p.transcript_path !== 'string' || !p.transcript_path) return undefined
+  if (typeof p.prompt_response === 'string' && p.prompt_response.trim() && p.prompt_response !== NO_RESPONSE) return undefined
+  for (let i = 0; i < 6; i++) {
+    const found = await geminiTurnError(p.transcript_path)
+    if (found) return found
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return undefined
+}
+
+/** The `error` message after the session's last user message, if any (one line, clipped). */
+export async function geminiTurnError(transcriptPath: string): Promise<string | undefined> {
+  let text: string
+  try {
+    text = await readFile(transcriptPath, 'utf8')
+  } catch {
+    return undefined
+  }
+  let messages = new Map<string, any>()
+  for (const line of text.split('\n')) {
+    let rec: any
+    try {
+      rec = line ? JSON.parse(line) : null
+    } catch {
+      continue
+    }
+    if (!rec || typeof rec !== 'object') continue
+    if (Array.isArray(rec.$set?.messages)) messages = new Map(rec.$set.messages.filter((m: any) => m?.id).map((m: any) => [m.id, m]))
+    else if (typeof rec.id === 'string' && typeof rec.type === 'string') messages.set(rec.id, rec)
+  }
+  const list = [...messages.values()]
+  const lastUser = list.map((m) => m.type).lastIndexOf('user')
+  const error = list.slice(lastUser + 1).find((m) => m.type === 'error')
+  if (!error) return undefined
+  const content = typeof error.content === 'string' ? error.content : JSON.stringify(error.content ?? '')
+  return clipLine(content.replace(/^\[(.*)\]$/s, '$1')) || undefined
+}
+
 export const gemini: HarnessModule = {
   type: 'gemini',
   displayName: 'Gemini CLI',
@@ -193,6 +243,7 @@ export const gemini: HarnessModule = {
   prepare: prepareGeminiHome,
   onHook: geminiOnHook,
   usageOf: geminiHookUsage,
+  errorOf: geminiHookError,
   // Gemini CLI parses a hook's stdout as JSON, and its stderr when stdout is empty (plain text
   // then shows in the terminal): an empty object says "nothing to change" and keeps it quiet.
   hookOutput: () => '{}',

@@ -126,10 +126,16 @@ describe('opencode harness module', () => {
     expect(opencode.onHook('session.idle', {sessionID: 's'})).toEqual({activity: 'idle', turnEnded: true})
     // A failed turn: the error shows at once, and the idle after it ends the turn, keeping it.
     const error = {sessionID: 's', error: {name: 'APIError', data: {message: 'invalid request'}}}
-    expect(opencode.onHook('session.error', error)).toEqual({activity: 'idle', detail: 'error: invalid request'})
-    expect(opencode.onHook('session.idle', {sessionID: 's', lastError: error.error, endsTurn: true})).toEqual({activity: 'idle', turnEnded: true, detail: 'error: invalid request'})
+    // ... and is the agent's error (shown red, the harness_error webhook) until it works again.
+    expect(opencode.onHook('session.error', error)).toEqual({activity: 'idle', detail: 'error: invalid request', error: 'invalid request'})
+    expect(opencode.onHook('session.idle', {sessionID: 's', lastError: error.error, endsTurn: true})).toEqual({activity: 'idle', turnEnded: true, detail: 'error: invalid request', error: 'invalid request'})
     // OpenCode repeats session.idle after an error: the repeat counts no turn.
-    expect(opencode.onHook('session.idle', {sessionID: 's', lastError: error.error, endsTurn: false})).toEqual({activity: 'idle', detail: 'error: invalid request'})
+    expect(opencode.onHook('session.idle', {sessionID: 's', lastError: error.error, endsTurn: false})).toEqual({activity: 'idle', detail: 'error: invalid request', error: 'invalid request'})
+    // A retry OpenCode waits out is shown as such (still thinking, no error yet).
+    expect(opencode.onHook('session.status', {sessionID: 's', status: {type: 'retry', attempt: 7, message: 'Cannot connect to API: connect ECONNREFUSED 127.0.0.1:9', next: 1795755524819}})).toEqual({
+      activity: 'thinking',
+      detail: 'retrying: Cannot connect to API: connect ECONNREFUSED 127.0.0.1:9, attempt 7',
+    })
     expect(opencode.onHook('message.part.updated', {})).toBeNull()
     expect(opencode.onHook('session.status', null)).toBeNull()
   })

@@ -90,14 +90,24 @@ function usageOf(raw: any): SessionUsage | undefined {
 }
 
 /** What OpenCode says of an error (its session.error payload's `error`), on one line. */
-const errorDetail = (error: any) => clipLine(`error: ${error?.data?.message ?? error?.name ?? 'unknown'}`)
+const errorDetail = (error: any) => clipLine(`error: ${errorMessage(error)}`)
+/** The agent's `error` for it: the provider's message (`APIError`: "Unauthorized", "fetch failed"...). */
+const errorMessage = (error: any) => clipLine(String(error?.data?.message ?? error?.name ?? 'unknown'))
+
+/** A retry OpenCode waits out (`session.status` of type `retry`): `retrying: <why>, attempt <n>`. */
+function retryDetail(status: any): string {
+  const why = typeof status?.message === 'string' && status.message ? status.message : 'the model request failed'
+  return clipLine(`retrying: ${why}${typeof status?.attempt === 'number' ? `, attempt ${status.attempt}` : ''}`)
+}
 
 export function onOpencodeHook(event: string, payload: unknown): HookReport | null {
   const p: any = payload && typeof payload === 'object' ? payload : {}
   switch (event) {
     case 'session.status': {
       const type = p.status?.type
-      if (type === 'busy' || type === 'retry') return {activity: 'thinking'}
+      if (type === 'busy') return {activity: 'thinking'}
+      // Still working, and why it waits: shown as such, not yet a failure.
+      if (type === 'retry') return {activity: 'thinking', detail: retryDetail(p.status)}
       return null // idle comes as session.idle, with the usage totals
     }
     case 'session.idle': {
@@ -105,12 +115,12 @@ export function onOpencodeHook(event: string, payload: unknown): HookReport | nu
       // unless the plugin says this idle repeats one (`endsTurn: false`); the error the session
       // stopped on (`lastError`) stays shown.
       const usage = usageOf(p.usage)
-      const report: HookReport = {activity: 'idle', ...(p.endsTurn !== false && {turnEnded: true}), ...(p.lastError && {detail: errorDetail(p.lastError)})}
+      const report: HookReport = {activity: 'idle', ...(p.endsTurn !== false && {turnEnded: true}), ...(p.lastError && {detail: errorDetail(p.lastError), error: errorMessage(p.lastError)})}
       return usage ? {...report, usage} : report
     }
     case 'session.error':
       // Shown at once; the turn's end is the session.idle that follows.
-      return {activity: 'idle', detail: errorDetail(p.error)}
+      return {activity: 'idle', detail: errorDetail(p.error), error: errorMessage(p.error)}
     case 'tool.execute.before':
       return {activity: 'executing', detail: toolDetail(String(p.tool ?? 'tool'), p.args)}
     case 'permission.replied':

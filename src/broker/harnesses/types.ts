@@ -125,4 +125,10 @@ export interface HarnessModule {
    * only when `onHook` returned a report; keep it cheap and bounded.
    */
   usageOf?(event: string, payload: unknown): Promise<SessionUsage | undefined>
+  /**
+   * The failure a turn ended on, when only I/O tells (Gemini CLI's session file): awaited by the
+   * hook entry after `onHook` returned a report, and reported as its `detail` and `error`.
+   * Keep it cheap and bounded.
+   */
+  errorOf?(event: string, payload: unknown): Promise<string | undefined>
 }
