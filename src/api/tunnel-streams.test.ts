@@ -19,6 +19,20 @@ describe('StreamTable', () => {
     expect(s.closed).toBe(true)
   })
 
+  it("gives the first data listener what arrived before it (an attach's first screen), then live data to all", () => {
+    const t = new StreamTable()
+    const s = t.open(2)
+    t.get(2)!.emitData(Buffer.from('screen '))
+    t.get(2)!.emitData(Buffer.from('so far '))
+    const first: string[] = []
+    const second: string[] = []
+    s.onData((d) => first.push(d.toString()))
+    s.onData((d) => second.push(d.toString()))
+    t.get(2)!.emitData(Buffer.from('live'))
+    expect(first.join('')).toBe('screen so far live')
+    expect(second.join('')).toBe('live')
+  })
+
   it('calls a close listener added after the end at once', () => {
     const t = new StreamTable()
     const s = t.open(2)

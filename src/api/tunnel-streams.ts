@@ -5,14 +5,25 @@
  */
 export type StreamError = {code: string; message: string}
 
+/** Bytes held for a stream's first data listener (see StreamEnd.onData); more is dropped. */
+const MAX_EARLY_BYTES = 1024 * 1024
+
 export class StreamEnd {
   closed = false
   private readonly data: Array<(chunk: Buffer) => void> = []
+  // Data that arrived before anyone listened: an attach's first screen is sent as soon as the
+  // broker opens the stream, before the Hub has finished the browser's WebSocket upgrade.
+  private early: Buffer[] | null = []
+  private earlyBytes = 0
   private readonly resizes: Array<(cols: number, rows: number) => void> = []
   private readonly closes: Array<(error?: StreamError) => void> = []
 
+  /** The first listener also gets, at once, what arrived before it. */
   onData(l: (chunk: Buffer) => void) {
     this.data.push(l)
+    const early = this.early
+    this.early = null
+    if (early) for (const chunk of early) l(chunk)
   }
   onResize(l: (cols: number, rows: number) => void) {
     this.resizes.push(l)
@@ -22,6 +33,11 @@ export class StreamEnd {
     else this.closes.push(l)
   }
   emitData(chunk: Buffer) {
+    if (this.early) {
+      if (this.earlyBytes + chunk.length <= MAX_EARLY_BYTES) this.early.push(chunk)
+      this.earlyBytes += chunk.length
+      return
+    }
     for (const l of this.data) l(chunk)
   }
   emitResize(cols: number, rows: number) {

@@ -79,6 +79,17 @@ describe('the agent page draws a Claude Code screen with a terminal emulator', {
     await expect.poll(() => emulated(terminal), {timeout: 20_000}).toContain('typed-42')
     await terminal.scrollIntoViewIfNeeded()
     await screenshot(page, 'web-agent-claude-terminal')
+    // Attached again: the screen as it stands (tmux's capture, the first bytes of the stream,
+    // sent before the browser's upgrade completed) at once, nothing typed.
+    await page.getByRole('button', {name: 'Detach'}).click()
+    await page.getByRole('button', {name: 'Attach to the terminal'}).click()
+    const again = page.locator('svc-terminal#attach')
+    await expect.poll(() => again.locator('[data-role="state"]').textContent()).toBe('Terminal: connected')
+    await expect.poll(() => emulated(again), {timeout: 20_000}).toContain('typed-42')
+    expect(await emulated(again)).toContain('Do you want to proceed?')
+    await again.scrollIntoViewIfNeeded()
+    await expect.poll(() => drawn(again)).toContain('Do you want to proceed?')
+    await screenshot(page, 'web-agent-claude-reattached')
 
     await w.api('POST', `/api/v1/agents/${agent.id}/stop`, {})
     await expect.poll(() => page.locator('#agent-phase').textContent(), {timeout: 20_000}).toBe('stopped')

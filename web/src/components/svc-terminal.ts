@@ -96,6 +96,8 @@ export class SvcTerminal extends LitElement {
     this.styles = mirrorInlineStyles(this.renderRoot as ShadowRoot)
     term.open(this.renderRoot.querySelector('.screen') as HTMLElement)
     term.textarea?.setAttribute('aria-label', this.label)
+    // Tab is left to the browser (keyboard users move on with it); Ctrl+I sends a tab.
+    term.attachCustomKeyEventHandler((e) => !(e.key === 'Tab' && !e.ctrlKey && !e.altKey && !e.metaKey))
     if (this.interactive) term.onData((data) => this.send(data))
     this.connect()
   }
