@@ -1,5 +1,5 @@
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
 import net from 'node:net'
 import {networkInterfaces, tmpdir} from 'node:os'
@@ -111,6 +111,9 @@ describe('attack: an agent reaches only its allowed network', () => {
     const uid = await typed(me.id, 'echo "uid=$(id -u)"', 'uid')
     expect(uid).not.toBe('0')
     if (process.getuid?.() === 0) expect(uid).toBe('1000')
+    // What it writes belongs to the broker's user on the host (the namespace maps 1000 to it).
+    expect(await typed(me.id, 'echo mine > owned.txt; echo "wrote=$?"', 'wrote')).toBe('0')
+    expect(statSync(join(me.workspace.path, 'owned.txt')).uid).toBe(process.getuid!())
 
     if (listed && hostAddress) {
       // A settings-listed host is reached through the sandbox's proxy, and only that host.
