@@ -11,10 +11,8 @@ export interface AgentEventDto {
   phase: string
   activity: string | null
   detail: string
-  /** The agent's error: a harness's failure while it runs (API, auth, network), a failed start. */
-  error?: string | null
   at: string
 }
 
 /** The agent view as it is after the event (the fields an event carries). */
-export const applyAgentEvent = (a: AgentDto, e: AgentEventDto): AgentDto => ({...a, phase: e.phase, activity: e.activity, detail: e.detail, ...(e.error !== undefined && {error: e.error})})
+export const applyAgentEvent = (a: AgentDto, e: AgentEventDto): AgentDto => ({...a, phase: e.phase, activity: e.activity, detail: e.detail})

@@ -9,7 +9,7 @@ import {iso} from '../shared/clock.js'
 /** The wire shape of a logged event; activity is shown as agent views show it. */
 export function agentEventOf(e: AgentEventRecord): AgentEventDto {
   const activity = e.phase === 'running' || (e.activity !== null && (TERMINAL_ACTIVITIES as readonly string[]).includes(e.activity)) ? e.activity : null
-  return {id: e.agentId, projectId: e.projectId, name: e.name, phase: e.phase, activity, detail: e.detail, error: e.error, at: e.at}
+  return {id: e.agentId, projectId: e.projectId, name: e.name, phase: e.phase, activity, detail: e.detail, at: e.at}
 }
 
 export interface FeedOptions {

@@ -112,10 +112,10 @@ export function createNotifier(deps: Deps, feed: AgentFeed, o: NotifierOptions) 
       const hub = o.hub()
       const body = JSON.stringify({
         event,
-        agent: {id: agent.id, name: agent.name, projectId: agent.projectId, phase: agent.phase, activity: agent.activity, detail: agent.detail, error: agent.error ?? null},
+        agent: {id: agent.id, name: agent.name, projectId: agent.projectId, phase: agent.phase, activity: agent.activity, detail: agent.detail, error: e.error},
         hub,
         at: e.at,
-        text: textOf(event, agent, hub.url),
+        text: textOf(event, {...agent, error: e.error}, hub.url),
       })
       await store.agentEvents.enqueue({eventSeq: e.seq, channel: channelKey(c), url: c.url, event, agentId: e.agentId, body, now: iso(new Date(now()))})
     }

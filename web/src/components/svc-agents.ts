@@ -57,10 +57,21 @@ export class SvcAgents extends LitElement {
       const i = list.findIndex((a) => a.id === e.id)
       if (e.phase === 'deleted') {
         if (i >= 0) this.agents = list.filter((a) => a.id !== e.id)
-      } else if (i >= 0) this.agents = list.map((a, j) => (j === i ? applyEvent(a, e) : a))
+      } else if (i >= 0) {
+        this.agents = list.map((a, j) => (j === i ? applyEvent(a, e) : a))
+        // An event does not carry the agent's error (a harness's failure): it comes with a turn's
+        // end (idle) and goes with the next activity, so the agent is read once more then.
+        if (e.activity === 'idle' || list[i].error) void this.refreshOne(e.id)
+      }
       // A new agent: its whole record comes from one more read.
       else reloading ??= load().finally(() => (reloading = null))
     })
+  }
+
+  /** Reads one agent of the list again (its error), keeping the list as it is otherwise. */
+  private async refreshOne(id: string): Promise<void> {
+    const fresh = await api<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(id)}`).catch(() => null)
+    if (fresh && this.agents) this.agents = this.agents.map((a) => (a.id === id ? {...a, error: fresh.agent.error} : a))
   }
 
   /** Asks for the permission (it needs a click), then alerts follow (desktop-alerts.ts). */
