@@ -24,7 +24,8 @@ import {recordUsage} from './usage.js'
 import {checkChildRole, resolveParent} from '../teams/parent.js'
 import {releasingOnClose, type StreamGate} from './stream-slots.js'
 import {requireAttachReach, type AttachAction} from './attach-reach.js'
-import {maskingStream, maskPatterns, maskText} from './log-masking.js'
+import {maskingStream, maskPatterns} from './log-masking.js'
+import {deletedWithLogs, pruneDeletedLogs, servedLog, type LogFormat} from './agent-logs.js'
 import {deletedBranch, type DeletedBranchDto} from './delete-branch.js'
 
 /** The body of `POST /agents/:id/status` (a harness's hook adds `turnEnded` and `usage`). */
@@ -75,9 +76,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   }
 
   /** The agent, authorized; with `reach`, an agent caller must reach it (attach-reach.ts) or gets 404. */
-  async function load(ctx: CallContext, ref: string, permission: Parameters<AgentAccess['checkAgent']>[2], projectRef?: string, reach?: AttachAction): Promise<AgentRecord> {
+  async function load(ctx: CallContext, ref: string, permission: Parameters<AgentAccess['checkAgent']>[2], projectRef?: string, reach?: AttachAction, deletedToo = false): Promise<AgentRecord> {
     const projectId = projectRef ? await projectIdOf(projectRef) : undefined
-    const agent = await a.access.resolve(ref, projectId)
+    const agent = (await a.access.resolve(ref, projectId)) ?? (deletedToo ? await deletedWithLogs(store, ref, projectId, clock.now(), deps.config.deletedAgentLogsRetentionMs) : null)
     if (!agent) throw notFound('agent')
     if (reach) await requireAttachReach(store, ctx, agent, reach)
     await a.access.checkAgent(ctx, agent, permission)
@@ -239,6 +240,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
       const deleted = (await store.agents.update(agent.id, {phase: 'stopped', activity: null, deletedAt: now()}, now()))!
       deps.logger.info({agentId: agent.id, by: ctx.principal.id}, 'agent deleted')
+      await pruneDeletedLogs(deps, clock.now())
       deps.telemetry?.({type: 'agent.deleted', agentId: agent.id, attributes: {'project.id': agent.projectId}})
       return {agent: view(deleted), ...(opts.branch && {branch: deletedBranch(agent, answered, failure)})}
     },
@@ -320,15 +322,15 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       return a.tokens.refresh(ref, current)
     },
 
-    /** Archived output, or the live output from the broker while the agent runs; its secrets masked. */
-    async logs(ctx: CallContext, ref: string, projectRef?: string): Promise<string> {
-      const agent = await load(ctx, ref, 'agent.read', projectRef, 'logs')
+    /** Archived or live output as screen text (or raw bytes), masked (agent-logs.ts); a deleted agent's by ID for a while. */
+    async logs(ctx: CallContext, ref: string, projectRef?: string, format: LogFormat = 'screen'): Promise<string> {
+      const agent = await load(ctx, ref, 'agent.read', projectRef, 'logs', true)
       let text: string
       if (agent.brokerId && agent.runtimeRef && agent.phase === 'running' && a.gateway.isConnected(agent.brokerId)) {
         const res = await a.gateway.request<{log: string}>(agent.brokerId, 'agent.logs', {agentId: agent.id}, 30_000)
         text = Buffer.from(res.log, 'base64').toString('utf8')
       } else text = (await store.agents.logArchive(agent.id)) ?? ''
-      return maskText(text, maskPatterns(await secretValuesOf(agent)))
+      return servedLog(text, maskPatterns(await secretValuesOf(agent)), format)
     },
 
     /** A live stream from the agent's broker: `agent.logs.follow` or `agent.attach`. */

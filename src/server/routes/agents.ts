@@ -129,15 +129,19 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService, gates: 
       return agents.refreshToken(ctxOf(request), ref(request).id, current)
     })
 
-    // Logs: plain GET answers the text so far; a WebSocket upgrade follows live output.
+    // Logs: plain GET answers the output so far as screen text (`?raw=true`: the terminal bytes);
+    // a WebSocket upgrade follows live output (terminal bytes).
     app.route({
       method: 'GET',
       url: `${base}/logs`,
-      schema: {params},
+      schema: {params, querystring: {type: 'object', properties: {raw: {type: 'boolean'}}}},
       preHandler: async (request) => {
         if (isUpgrade(request)) await refusedOnSocket(request, () => agents.openStream(ctxOf(request), ref(request).id, 'logs', {}, ref(request).projectId, gates.logs))
       },
-      handler: async (request, reply) => reply.type('text/plain; charset=utf-8').send(await agents.logs(ctxOf(request), ref(request).id, ref(request).projectId)),
+      handler: async (request, reply) => {
+        const format = (request.query as {raw?: boolean}).raw ? 'raw' : 'screen'
+        return reply.type('text/plain; charset=utf-8').send(await agents.logs(ctxOf(request), ref(request).id, ref(request).projectId, format))
+      },
       wsHandler: (socket, request) => pipeStream(socket, request, {readOnly: true}),
     })
 

@@ -394,6 +394,10 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     const r = await db.selectFrom('agent_log_archives').select('content').where('agent_id', '=', agentId).executeTakeFirst()
     return r?.content ?? null
   },
+  /** Removes the archived output of agents deleted before `beforeIso`. */
+  async pruneLogArchives(beforeIso: string): Promise<void> {
+    await db.deleteFrom('agent_log_archives').where('agent_id', 'in', db.selectFrom('agents').select('id').where('deleted_at', 'is not', null).where('deleted_at', '<', beforeIso)).execute()
+  },
 })
 
 export type AgentsRepo = ReturnType<typeof agentsRepo>
