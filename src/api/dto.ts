@@ -39,6 +39,12 @@ export interface AgentDto {
   turns: number
   /** Usage its harness reported; null until it reports any. */
   usage: AgentUsage | null
+  /**
+   * When its work last landed: the latest merge and push that succeeded (null: none). In the
+   * answers of the agent list and of one agent; absent elsewhere (events, create).
+   */
+  mergedAt?: string | null
+  pushedAt?: string | null
 }
 
 /** Where an agent works: a git worktree on its own branch, made from `baseRef` at `baseCommit`. */

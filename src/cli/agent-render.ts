@@ -1,5 +1,5 @@
 import type {Agent} from '../client/agents-client.js'
-import {fields, table, useColor} from './render.js'
+import {fields} from './render.js'
 
 /** Phase, and activity when there is one: `running/thinking`, `stopped/limits_exceeded`. */
 export const stateOf = (a: Agent) => (a.activity ? `${a.phase}/${a.activity}` : a.phase)
@@ -37,18 +37,4 @@ export function agentFields(a: Agent): string {
     ['Created', `${a.createdAt} by ${a.createdBy.kind} ${a.createdBy.id}`],
     ['Last heartbeat', a.lastHeartbeatAt],
   ])
-}
-
-/**
- * The agent list. When an agent has a git workspace, two columns more: its branch and its
- * `+added -deleted` against its base (from `changes`, keyed by agent ID; blank when unknown).
- */
-export function agentTable(agents: Agent[], changes?: Map<string, string>): string {
-  if (agents.length === 0) return 'No agents.'
-  if (!agents.some((a) => a.workspace)) return table(['name', 'state', 'detail', 'harness', 'cost', 'id'], agents.map((a) => [a.name, stateOf(a), a.detail, a.harnessConfig, costOf(a), a.id]), useColor())
-  return table(
-    ['name', 'state', 'detail', 'harness', 'cost', 'branch', 'changes', 'id'],
-    agents.map((a) => [a.name, stateOf(a), a.detail, a.harnessConfig, costOf(a), a.workspace?.branch ?? '', changes?.get(a.id) ?? '', a.id]),
-    useColor(),
-  )
 }

@@ -6,10 +6,11 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {BIN, freePort, runCli, startLocalRuntimeServer, startServerProcess, type RunningServer} from '../helpers/cli.js'
 import {agentProcessEnv, tmuxAt, waitFor} from '../helpers/live-hub.js'
 
-/** IDs and times out of human output, so it can be snapshot. */
+/** IDs (whole, and the short ones of `agent list`) and times out of human output, so it can be snapshot. */
 const normalise = (text: string) =>
   text
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
+    .replace(/\b[0-9a-f]{8}(-[0-9a-f]{1,4})?(?= |$)/gm, '<short>')
     .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g, '<time>')
 
 /**

@@ -25,6 +25,9 @@ export function ownsAgent(ctx: CallContext, agent: AgentRecord): boolean {
   return !ctx.bounds || (ctx.bounds.projectId === agent.projectId && ctx.bounds.permissions.has('agent.lifecycle'))
 }
 
+/** The start of an agent ID: 8 to 35 of its characters (a whole ID is 36). */
+const ID_PREFIX = /^[0-9a-f]{8}[0-9a-f-]{0,27}$/i
+
 export function createAgentAccess(deps: Deps) {
   const {store} = deps
   const walk = createWalkGuard(deps)
@@ -89,10 +92,23 @@ export function createAgentAccess(deps: Deps) {
       return rows.map((r) => r.id)
     },
 
+    /**
+     * The live agent a reference names: its ID; else its name in `projectId`; else a unique
+     * prefix of 8 or more characters of its ID (CONTRACT.md: agent IDs), among the agents of
+     * `projectId` first, then of every project (as an ID names an agent whatever the current
+     * project). A name wins over a prefix it looks like. A prefix two agents share is refused
+     * with `ambiguous_agent`; who may see the agent found is decided after, as for an ID.
+     */
     async resolve(idOrName: string, projectId?: string): Promise<AgentRecord | null> {
       const byId = await store.agents.get(idOrName)
       if (byId && !byId.deletedAt && (!projectId || byId.projectId === projectId)) return byId
-      return projectId ? store.agents.getByName(projectId, idOrName) : null
+      const byName = projectId ? await store.agents.getByName(projectId, idOrName) : null
+      if (byName || !ID_PREFIX.test(idOrName)) return byName
+      const prefix = idOrName.toLowerCase()
+      let found = projectId ? await store.agents.byIdPrefix(prefix, projectId) : []
+      if (found.length === 0) found = await store.agents.byIdPrefix(prefix)
+      if (found.length > 1) throw new AppError('ambiguous_agent', `${idOrName} is the start of more than one agent's ID: give more of it`, {prefix: idOrName})
+      return found[0] ?? null
     },
   }
 }

@@ -24,6 +24,7 @@ import {recordUsage} from './usage.js'
 import {checkChildRole, resolveParent} from '../teams/parent.js'
 import {releasingOnClose, type StreamGate} from './stream-slots.js'
 import {requireAttachReach, type AttachAction} from './attach-reach.js'
+import {withLanded} from './landed.js'
 import {maskingStream, maskPatterns} from './log-masking.js'
 import {deletedWithLogs, pruneDeletedLogs, servedLog, type LogFormat} from './agent-logs.js'
 import {deletedBranch, type DeletedBranchDto} from './delete-branch.js'
@@ -222,12 +223,12 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
       const rows = await store.agents.list({projectIds, createdById: filter.userId})
       const views = rows.map((r) => view(r, mark))
-      return filter.phase ? views.filter((v) => v.phase === filter.phase) : views
+      return withLanded(store, filter.phase ? views.filter((v) => v.phase === filter.phase) : views)
     },
 
     async get(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
       const mark = a.status.readMark()
-      return view(await load(ctx, ref, 'agent.read', projectRef), mark)
+      return (await withLanded(store, [view(await load(ctx, ref, 'agent.read', projectRef), mark)]))[0]
     },
 
     async delete(ctx: CallContext, ref: string, projectRef?: string, opts: {branch?: boolean} = {}): Promise<{agent: AgentView; branch?: DeletedBranchDto}> {

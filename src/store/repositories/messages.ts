@@ -151,4 +151,20 @@ export const auditRepo = (db: Kysely<Database>) => ({
     const rows = await q.orderBy('created_at', 'desc').orderBy('id').limit(limit).execute()
     return rows.map((r) => ({id: r.id, kind: r.kind, actor: {kind: r.actor_kind, id: r.actor_id}, projectId: r.project_id, target: r.target, details: JSON.parse(r.details), createdAt: r.created_at}))
   },
+  /** The time of the latest record of each kind for each target: `{target: {kind: createdAt}}`. */
+  async latestByTarget(kinds: string[], targets: string[]): Promise<Map<string, Record<string, string>>> {
+    const out = new Map<string, Record<string, string>>()
+    // In slices: a statement's bound parameters are limited (SQLite 32766, PostgreSQL 65535).
+    for (let i = 0; i < targets.length && kinds.length; i += 500) {
+      const rows = await db
+        .selectFrom('audit_records')
+        .select(['target', 'kind', (eb) => eb.fn.max('created_at').as('at')])
+        .where('kind', 'in', kinds)
+        .where('target', 'in', targets.slice(i, i + 500))
+        .groupBy(['target', 'kind'])
+        .execute()
+      for (const r of rows) if (r.target) out.set(r.target, {...out.get(r.target), [r.kind]: String(r.at)})
+    }
+    return out
+  },
 })
