@@ -4,6 +4,7 @@ import {BaseCommand} from '../../src/cli/base-command.js'
 import {projectOrDefault} from '../../src/cli/project-ref.js'
 import {agentsApi, type Agent} from '../../src/client/agents-client.js'
 import {agentFields} from '../../src/cli/agent-render.js'
+import {limitFlags, limitsFromFlags} from '../../src/cli/agent-limit-flags.js'
 
 /** `KEY=VALUE` pairs of --secret. */
 function secretFlags(values: string[] | undefined): Record<string, string> {
@@ -23,7 +24,9 @@ The harness (--harness: shell, claude, codex, gemini, opencode or a config of th
 
 The project is --project, else SVC_HUB_GROVE_ID, else hub.grove_id in .svc/settings.yaml, else the workstation's "default" project. The broker is --broker, else the project's default broker, else the Hub's default (its co-located broker on a workstation).
 
-Secrets the harness needs (an API key) come from the project's secrets or your own; missing ones are asked for on a terminal and stored as your user-scope secrets of the project (--secret KEY=VALUE does the same without a prompt). An agent that does not start exits 1 (agent_failed).`
+Secrets the harness needs (an API key) come from the project's secrets or your own; missing ones are asked for on a terminal and stored as your user-scope secrets of the project (--secret KEY=VALUE does the same without a prompt). An agent that does not start exits 1 (agent_failed).
+
+The --max-* flags are the budget of the agent and every agent it leads (its children, theirs, ...): their turns, model calls, run time and cost count together; a child never gets more than its parent has left (docs/teams.md, "Budgets").`
   static override examples = [
     '<%= config.bin %> agent create fix --harness claude "fix the failing test"',
     '<%= config.bin %> agent create demo --harness shell',
@@ -42,6 +45,7 @@ Secrets the harness needs (an API key) come from the project's secrets or your o
     runtime: Flags.string({description: 'Runtime to run on: local (tmux on the broker\'s host, sandboxed), podman, docker, or a name of the settings `runtimes` (default: the broker\'s default runtime). Kept by restarts.'}),
     role: Flags.string({description: 'Agent role.', options: ['readonly', 'baseline', 'full', 'none']}),
     parent: Flags.string({description: 'Put the agent under this agent (name or ID): its branch starts from the parent\'s and lands there. Inside an agent, new agents are its children anyway.'}),
+    ...limitFlags,
     secret: Flags.string({description: 'KEY=VALUE: store a secret the harness needs as your own secret of the project first.', multiple: true}),
     hub: Flags.string({description: 'Hub URL.'}),
   }
@@ -52,7 +56,7 @@ Secrets the harness needs (an API key) come from the project's secrets or your o
     const projectId = projectOrDefault(flags.project, await this.settings())
     const api = agentsApi(await this.client(flags.hub))
     for (const [key, value] of Object.entries(secretFlags(flags.secret))) await api.putSecret(projectId, key, value, 'user')
-    const body = {name: args.name, projectId, harnessConfig: flags.harness, template: flags.template, task: args.task ?? flags.task, brokerId: flags.broker, role: flags.role, runtime: flags.runtime, parentId: flags.parent}
+    const body = {name: args.name, projectId, harnessConfig: flags.harness, template: flags.template, task: args.task ?? flags.task, brokerId: flags.broker, role: flags.role, runtime: flags.runtime, parentId: flags.parent, limits: limitsFromFlags(flags)}
     let result: {agent: Agent}
     try {
       result = await api.create(body)

@@ -25,6 +25,8 @@ export interface AgentDto {
   messageMode: string
   /** Teams: the agent leading this one, or null for a root. */
   parent: {id: string; name: string} | null
+  /** Teams: the effective budget of its whole subtree (docs/teams.md, "Budgets"); null: none set. */
+  limits: AgentLimits
   /**
    * The agent defaults applied at creation (max turns, model, timezone, ...), each with the layer
    * it came from: request, project, hub or coded.
@@ -54,6 +56,19 @@ export interface AgentWorkspace {
   /** The checkout's branch the agent's branch was made from (what a merge lands on). */
   baseRef: string
   baseCommit: string
+}
+
+/**
+ * Teams: the budget an agent's subtree (itself and its descendants) may spend; null: no limit.
+ * `maxChildren` counts direct children ever created, `maxDepth` generations below the agent.
+ */
+export interface AgentLimits {
+  maxTurns: number | null
+  maxModelCalls: number | null
+  maxDurationSeconds: number | null
+  maxCostUsd: number | null
+  maxChildren: number | null
+  maxDepth: number | null
 }
 
 /** Usage totals of an agent, as its harness reports them. */

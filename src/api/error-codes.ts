@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   uri_too_long: {status: 414, description: 'The request line or a path parameter is longer than the Hub accepts.'},
   headers_too_large: {status: 431, description: 'The request headers are larger than the Hub accepts.'},
   quota_exceeded: {status: 429, description: 'A rate or quota cap was reached.'},
+  budget_exceeded: {status: 429, description: 'Teams: the create would pass `limits.maxChildren` of the new agent\'s parent or `limits.maxDepth` of one of its ancestors. `details.limit` names the limit (`maxChildren` or `maxDepth`), `details.agent` the agent holding it (`{id, name}`), `details.value` its value. Nothing was made.'},
   internal_error: {status: 500, description: 'An unexpected error on the Hub; the message never carries internals, the request ID finds the log line.'},
   not_ready: {status: 503, description: 'The Hub cannot reach its database (from `GET /readyz`).'},
   system_maintenance: {status: 503, description: 'The Hub is in maintenance mode and refuses this request.'},

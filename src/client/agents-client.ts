@@ -42,7 +42,7 @@ export function agentRoute(ref: string, projectId: string): string {
 
 /** Typed calls for agents, brokers and templates (kept apart from the core client). */
 export const agentsApi = (c: HubClient) => ({
-  create: (body: {name: string; projectId: string; harnessConfig?: string; template?: string; task?: string; brokerId?: string; role?: string; runtime?: string; parentId?: string}) =>
+  create: (body: {name: string; projectId: string; harnessConfig?: string; template?: string; task?: string; brokerId?: string; role?: string; runtime?: string; parentId?: string; limits?: Record<string, number>}) =>
     c.call<{agent: Agent}>('POST', '/api/v1/agents', body),
   /** Stores a secret of the project (`scope: user`: the caller's own, delivered only to agents it starts). */
   putSecret: (projectId: string, key: string, value: string, scope: 'project' | 'user') =>

@@ -167,6 +167,8 @@ export interface AgentsTable {
   /** Teams: the parent agent (ID and name), or null for a root. */
   parent_id: Generated<string | null>
   parent_name: Generated<string | null>
+  /** Teams: JSON of the agent's effective limits (its subtree's budget); null before migration 0019. */
+  limits: Generated<string | null>
 }
 
 export interface AgentTokensTable {

@@ -1,6 +1,7 @@
 import type {AgentDto} from '../../api/dto.js'
 import type {AgentRecord} from '../../store/repositories/agents.js'
 import type {StatusPatch} from './status-writer.js'
+import {limitsOf} from '../teams/budgets.js'
 
 export const PHASES = ['created', 'provisioning', 'cloning', 'running', 'stopped', 'error'] as const
 export const ACTIVITIES = ['idle', 'thinking', 'executing', 'waiting_for_input', 'completed', 'limits_exceeded', 'offline'] as const
@@ -56,5 +57,6 @@ export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowM
     turns: a.turns,
     usage: a.usage,
     parent: a.parent,
+    limits: limitsOf(a),
   }
 }

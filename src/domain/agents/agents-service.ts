@@ -22,6 +22,8 @@ import {createLauncher, type SecretValues} from './launch.js'
 import type {SessionUsage} from '../../broker/harnesses/types.js'
 import {recordUsage} from './usage.js'
 import {checkChildRole, resolveParent} from '../teams/parent.js'
+import {appliedWithLimits, budgetForNewAgent, validateLimits} from '../teams/budgets.js'
+import {createBudgetEnforcer} from '../teams/budget-enforcer.js'
 import {releasingOnClose, type StreamGate} from './stream-slots.js'
 import {requireAttachReach, type AttachAction} from './attach-reach.js'
 import {withLanded} from './landed.js'
@@ -86,18 +88,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     return agent
   }
 
-  /**
-   * A harness ended a turn: count it, and at the agent's `max_turns` stop it with activity
-   * `limits_exceeded`. The stop runs in the background: the hook that reported is not kept waiting.
-   */
-  async function turnEnded(agentId: string): Promise<void> {
-    const turns = await store.agents.incrementTurns(agentId, now())
-    if (turns === null) return
-    const agent = await store.agents.get(agentId)
-    const max = (agent?.config.applied as Record<string, {value: unknown}> | undefined)?.defaultMaxTurns?.value
-    if (!agent || typeof max !== 'number' || turns < max) return
-    void stopForLimit(agent, `max_turns reached: ${turns} of ${max} turns; the agent was stopped`)
-  }
+  // Turns, model calls and cost against the limits of the agent and of every ancestor (teams/budget-enforcer.ts).
+  const budgets = createBudgetEnforcer(store, stopForLimit, deps.logger)
 
   /**
    * A session the Hub does not want: of an agent it does not know, deleted, stopped, or in
@@ -144,6 +136,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       // The child would get an assign-mode service account: its creating agent must hold the
       // assign permission along its chain (V1 rules 1 and 6). Users are decided by their role.
       if (applied.defaultCloudIdentityMode?.value === 'Assign') await walk.requireServiceAccountAssign(ctx)
+      const askedLimits = validateLimits(input.limits)
       const parent = await resolveParent(a.access, ctx, projectId, input.parentId)
       checkChildRole(role, parent)
       let template: string | null = null
@@ -167,6 +160,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const t = now()
       const record = await store.transaction(async (tx) => {
         await checkQuotas(tx, projectId, brokerId, settings.quotas)
+        // Past an ancestor's maxChildren or maxDepth: 429 budget_exceeded, nothing written.
+        const limits = await budgetForNewAgent(tx, parent, askedLimits, applied, clock.now().getTime())
         const inserted = await tx.agents.insert({
           id: newId(),
           projectId,
@@ -182,10 +177,11 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           // Asked for at create, else the broker's default at the first dispatch (launch.ts); kept by restarts.
           runtime: input.runtime ?? null,
           runtimeRef: null,
-          config: {applied: Object.fromEntries(Object.entries(applied).filter(([k]) => k !== 'defaultRuntimeBroker')), ...(telemetry && {telemetry})},
+          config: {applied: Object.fromEntries(Object.entries(appliedWithLimits(applied, limits)).filter(([k]) => k !== 'defaultRuntimeBroker')), ...(telemetry && {telemetry})},
           error: null,
           createdBy: creator,
           parent: parent && {id: parent.id, name: parent.name},
+          limits,
           createdAt: t,
           updatedAt: t,
         })
@@ -308,10 +304,11 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       // An activity reported without `error` means the harness works again: its failure is cleared.
       const error = report.error !== undefined ? report.error : report.activity !== undefined ? null : undefined
       await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail, error}, {liveOnly: p.kind === 'agent'})
-      // Usage totals (agents/usage.ts); over max_model_calls the agent is stopped (in the background).
-      const used = report.usage && (await recordUsage(store, ref, report.usage, now()))
-      if (used && used.exceeded && used.agent.phase === 'running') await stopForLimit(used.agent, `max_model_calls (${used.limit}) exceeded: ${used.usage.modelCalls} model calls`)
-      if (report.turnEnded) await turnEnded(ref)
+      // Usage totals (agents/usage.ts) and turns, written first; then the agent's and its ancestors'
+      // limits are checked, and a subtree over one is stopped before the report is answered.
+      if (report.usage) await recordUsage(store, ref, report.usage, now())
+      if (report.turnEnded) await store.agents.incrementTurns(ref, now())
+      if (report.usage || report.turnEnded) await budgets.check(ref)
       // Queued for export, never awaited: a dead collector costs a status report nothing.
       const attributes = Object.fromEntries(Object.entries({phase: report.phase, activity: report.activity, detail: report.detail}).filter(([, v]) => v !== undefined)) as Record<string, string>
       // A bare heartbeat has its own type, so it can be sampled or excluded apart from changes.
@@ -383,6 +380,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       await a.status.forget(agent.id)
       await store.agents.update(agent.id, {phase: ev.phase, ...(ev.detail !== undefined && {detail: ev.detail}), ...(ev.error !== undefined && {error: ev.error}), ...(ev.phase !== 'running' && {activity: ev.activity === 'limits_exceeded' ? 'limits_exceeded' : null})}, now())
       if (ev.phase === 'stopped' || ev.phase === 'error') await a.tokens.revokeAll(agent.id)
+      // Its broker stopped it at its duration: its team's time ran out with it.
+      if (ev.phase === 'stopped' && ev.activity === 'limits_exceeded') void budgets.durationRanOut(agent.id)
     },
 
     /**

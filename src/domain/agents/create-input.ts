@@ -25,6 +25,8 @@ export interface CreateAgentInput {
   telemetry?: unknown
   /** Teams: the agent that leads this one (a person's `--parent`; an agent's new agents are its own children). */
   parentId?: string
+  /** Teams: the budget of its subtree (teams/budgets.ts); lowered to what its parent has left. */
+  limits?: Partial<Record<'maxTurns' | 'maxModelCalls' | 'maxDurationSeconds' | 'maxCostUsd' | 'maxChildren' | 'maxDepth', number>>
 }
 
 /** Request fields that override the registered project settings (same validation). */

@@ -34,6 +34,8 @@ const createBody = {
     cloudIdentityServiceAccountId: {},
     // Telemetry override of this agent (the settings file's `telemetry` table), checked by the domain.
     telemetry: {type: 'object'},
+    // Teams: the budget of the agent's subtree; checked and lowered by the domain (teams/budgets.ts).
+    limits: {type: 'object'},
   },
 } as const
 const statusBody = {

@@ -4,7 +4,7 @@ import type {ArrayReader} from '../store.js'
 import type {EdgeFacts} from './delegation-edges.js'
 import {translateDbError} from '../db-errors.js'
 import {agentConfigFacts} from '../agent-config-facts.js'
-import type {AgentUsage, AgentWorkspace} from '../../api/dto.js'
+import type {AgentLimits, AgentUsage, AgentWorkspace} from '../../api/dto.js'
 import {appendAgentEvent} from './agent-events.js'
 
 export interface AgentRecord {
@@ -40,6 +40,8 @@ export interface AgentRecord {
   usage: AgentUsage | null
   /** Teams: the agent that leads it (its creator's credential, or `--parent`); null for a root. */
   parent: {id: string; name: string} | null
+  /** Teams: the effective limits of its subtree (teams/budgets.ts); null for agents made before them. */
+  limits: AgentLimits | null
 }
 
 function parseJson<T>(text: string | null): T | null {
@@ -79,6 +81,7 @@ const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
   turns: Number(r.turns ?? 0),
   usage: parseJson<AgentUsage>(r.usage),
   parent: r.parent_id ? {id: r.parent_id, name: r.parent_name ?? ''} : null,
+  limits: parseJson<AgentLimits>(r.limits),
 })
 
 export interface AgentPatch {
@@ -164,7 +167,7 @@ const snapshotOf = (r: {phase: string; activity: string | null; detail: string; 
  * event feeds once the write is committed.
  */
 export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null, onEvent: () => void = () => {}) => ({
-  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode' | 'workspace' | 'image' | 'sandbox' | 'turns' | 'usage' | 'parent'> & {parent?: AgentRecord['parent']}): Promise<AgentRecord> {
+  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode' | 'workspace' | 'image' | 'sandbox' | 'turns' | 'usage' | 'parent' | 'limits'> & {parent?: AgentRecord['parent']; limits?: AgentLimits | null}): Promise<AgentRecord> {
     const facts = agentConfigFacts(a.config)
     try {
       const r = await db
@@ -195,6 +198,7 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
           message_mode: 'open',
           parent_id: a.parent?.id ?? null,
           parent_name: a.parent?.name ?? null,
+          limits: a.limits ? JSON.stringify(a.limits) : null,
         })
         .returningAll()
         .executeTakeFirstOrThrow()
