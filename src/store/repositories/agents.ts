@@ -228,16 +228,6 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     if (projectId) q = q.where('project_id', '=', projectId)
     return (await q.orderBy('id').limit(limit).execute()).map(toAgent)
   },
-  /**
-   * Live agents whose ID starts with `prefix` (lower-case hex and dashes only: no LIKE wildcard
-   * can reach the pattern), in `projectId` when given; at most `limit`, enough to tell unique.
-   */
-  async byIdPrefix(prefix: string, projectId?: string, limit = 2): Promise<AgentRecord[]> {
-    if (!/^[0-9a-f-]+$/.test(prefix)) return []
-    let q = db.selectFrom('agents').selectAll().where('id', 'like', `${prefix}%`).where('deleted_at', 'is', null)
-    if (projectId) q = q.where('project_id', '=', projectId)
-    return (await q.orderBy('id').limit(limit).execute()).map(toAgent)
-  },
   async list(f: AgentFilter): Promise<AgentRecord[]> {
     let q = db.selectFrom('agents').selectAll()
     if (!f.includeDeleted) q = q.where('deleted_at', 'is', null)
