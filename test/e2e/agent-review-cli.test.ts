@@ -69,8 +69,8 @@ describe('svc agent diff / merge / push / list against a Hub with real worktrees
   it('svc agent list shows each agent\'s branch and +added -deleted', async () => {
     const r = await svc('agent', 'list')
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/^alice\s+running\s+.*svc\/alice\s+\+3 -1\s/m)
-    expect(r.stdout).toMatch(/^bob\s+running\s+.*svc\/bob\s+\+1 -1\s/m)
+    expect(r.stdout).toMatch(/^alice\s+running\S*\s+.*svc\/alice\s+\+3 -1\s+-\s/m)
+    expect(r.stdout).toMatch(/^bob\s+running\S*\s+.*svc\/bob\s+\+1 -1\s+-\s/m)
   })
 
   it('svc agent merge --squash lands them in one commit; the conflicting second agent exits 1 naming the file and changes nothing', async () => {
@@ -90,6 +90,10 @@ describe('svc agent diff / merge / push / list against a Hub with real worktrees
     expect(human.code).toBe(1)
     expect(human.stderr).toContain('src/app.ts')
     expect(repos.fingerprint()).toBe(fingerprint)
+    // The list marks what landed (LANDED): alice's merge, not bob's refused one.
+    const list = await svc('agent', 'list')
+    expect(list.stdout).toMatch(/^alice\s.*svc\/alice\s+\S+ \S+\s+merged\s/m)
+    expect(list.stdout).toMatch(/^bob\s.*svc\/bob\s+\S+ \S+\s+-\s/m)
   })
 
   it('svc agent push pushes the branch and prints where; an unknown agent exits 1', async () => {
