@@ -1,9 +1,10 @@
+import {execFile} from 'node:child_process'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {iso} from '../../src/domain/shared/clock.js'
-import {cliEnv, runCli} from '../helpers/cli.js'
+import {BIN, cliEnv, runCli} from '../helpers/cli.js'
 import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
 
 /** Whole and short agent IDs out of human output, so it can be snapshot. */
@@ -52,6 +53,20 @@ describe('svc agent list for many agents', {timeout: 180_000}, () => {
     expect(normalise(r.stdout)).toMatchSnapshot('agent list (human)')
     const wide = await svc('agent', 'list', '--wide')
     for (const name of ['asker', 'failer', 'first']) expect(wide.stdout).toContain(ids[name])
+  })
+
+  it('on a terminal a line is cut inside TASK to its width, ending in …; shorter lines stay whole', async () => {
+    // script(1) gives svc a terminal of 100 columns.
+    const cmd = `stty cols 100; ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} agent list`
+    const r = await new Promise<string>((resolve, reject) =>
+      execFile('script', ['-qc', cmd, '/dev/null'], {env, timeout: 60_000}, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+    )
+    const lines = r.replace(/\r/g, '').trimEnd().split('\n')
+    const asker = lines.find((l) => l.startsWith('asker'))!
+    expect(asker).toHaveLength(100)
+    expect(asker).toMatch(/ ask before del.*…$/)
+    expect(lines.find((l) => l.startsWith('first'))).toMatch(/ write the README$/)
+    expect(lines.every((l) => l.length <= 100)).toBe(true)
   })
 
   it('every agent command takes the short ID: get, keys, stop', async () => {
