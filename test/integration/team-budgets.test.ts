@@ -137,4 +137,29 @@ describeEachDialect('teams: budgets along the chain', (dialect) => {
     }
     expect(await get(bystander.id)).toMatchObject({phase: 'running'})
   }, 120_000)
+
+  it("cost and turns count the children's too: the holder's subtree stops at its maxCostUsd and maxTurns", async () => {
+    const stoppedWith = async (id: string, detail: RegExp) => {
+      const got = await waitFor(async () => {
+        const x = await get(id)
+        return x.phase === 'stopped' ? x : null
+      }, 30_000, `${id} stopped`)
+      expect(got.activity).toBe('limits_exceeded')
+      expect(got.detail).toMatch(detail)
+    }
+    const purse = (await create({name: 'purse', limits: {maxCostUsd: 1}})).body.agent
+    const spender = (await create({name: 'spender'}, await tokenOf(purse.id))).body.agent
+    expect(spender.limits.maxCostUsd).toBe(1)
+    await usage(purse.id, 1, 0.4)
+    expect((await get(purse.id)).phase).toBe('running')
+    await usage(spender.id, 1, 0.7)
+    for (const a of [purse, spender]) await stoppedWith(a.id, /max_cost_usd \(1\) exceeded: \$1\.1 by purse and its 1 descendant \(limits\.maxCostUsd of agent purse\)/)
+
+    const clock = (await create({name: 'clock', limits: {maxTurns: 2}})).body.agent
+    const ticker = (await create({name: 'ticker'}, await tokenOf(clock.id))).body.agent
+    await usage(clock.id, 1, 0, true)
+    expect((await get(clock.id)).phase).toBe('running')
+    await usage(ticker.id, 1, 0, true)
+    for (const a of [clock, ticker]) await stoppedWith(a.id, /max_turns \(2\) reached: 2 turns by clock and its 1 descendant \(limits\.maxTurns of agent clock\)/)
+  }, 120_000)
 })
