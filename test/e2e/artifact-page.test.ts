@@ -4,6 +4,7 @@ import {chromium, type Browser, type BrowserContext} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {listen, makeUser, rawRequest, sha256} from '../helpers/artifacts.js'
 import {startTestHub, type TestHub} from '../helpers/hub.js'
+import {signInPage} from '../helpers/web-browser.js'
 
 const OUT = join(process.cwd(), 'test-output')
 const PNG_1x1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
@@ -150,7 +151,7 @@ describe('the artifact page in a browser', {timeout: 120_000}, () => {
     await page.close()
   })
 
-  it('is authenticated like the API: the svc_session cookie works; no credential goes through sign-in and back; non-readers get 404', async () => {
+  it('is authenticated like the API: the svc_session cookie works; no credential is sent to sign-in, and svc web\'s link brings it back; non-readers get 404', async () => {
     const a = await publish('private.txt', 'private\n')
     const anon = await browser.newContext()
     const p1 = await anon.newPage()
@@ -158,6 +159,11 @@ describe('the artifact page in a browser', {timeout: 120_000}, () => {
     // Signed out: 303 to the web client's sign-in with the page to come back to.
     expect(r1?.request().redirectedFrom()?.url()).toBe(`${base}${pagePath(a)}`)
     expect(new URL(r1!.url()).searchParams.get('return_to')).toBe(pagePath(a))
+    // Nothing signs a browser in for coming from loopback: the page says which `svc web` brings it back here.
+    await expect.poll(() => p1.locator('#svc-web-command').textContent(), {timeout: 20_000}).toMatch(new RegExp(`^svc web '?${pagePath(a)}'?( --hub \\S+)?$`))
+    expect(p1.url()).not.toBe(`${base}${pagePath(a)}`)
+    // The one-time link of `svc web <page>` signs it in and lands on the artifact page.
+    await signInPage(p1, base, hub.devToken, pagePath(a))
     await expect.poll(() => p1.url(), {timeout: 20_000}).toBe(`${base}${pagePath(a)}`)
     await anon.clearCookies()
 
