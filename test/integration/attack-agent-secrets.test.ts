@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {describeEachDialect} from '../helpers/hub.js'
 import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
+import {typedInto} from '../helpers/agent-shell.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8'}).trim()
 
@@ -50,13 +51,7 @@ describeEachDialect('attack: an agent reads another agent\'s secret through keys
   const create = async (name: string, harnessConfig: string) => (await hub.request('POST', '/api/v1/agents', {body: {name, projectId, harnessConfig, role: 'full'}})).body.agent
   const logs = async (id: string) => String((await hub.request('GET', `/api/v1/agents/${id}/logs`)).body)
   const pane = (id: string) => hub.tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', `=svc-${id}:`).stdout
-  /** Types a line into `id` (as its owner) whose output carries `<marker>=<value>` (the marker split in the typed text); returns the value. */
-  async function typed(id: string, line: string, marker: string): Promise<string> {
-    const sent = line.replace(`${marker}=`, `${marker[0]}""${marker.slice(1)}=`)
-    expect((await hub.request('POST', `/api/v1/agents/${id}/keys`, {body: {keys: `${sent}\r`}})).status).toBe(200)
-    const re = new RegExp(`${marker}=(\\S*)`)
-    return (await waitFor(async () => re.exec(await logs(id))?.[1], 30_000, marker)) as string
-  }
+  const typed = (id: string, line: string, marker: string) => typedInto(hub, id, line, marker)
 
   // Inside A: its own credential and the Hub endpoint it was given.
   const AUTH = `-H "authorization: Bearer \${SVC_AUTH_TOKEN:-$(cat "$SVC_AUTH_TOKEN_FILE")}"`

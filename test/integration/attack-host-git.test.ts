@@ -5,6 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
+import {typedInto} from '../helpers/agent-shell.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe']}).trim()
 
@@ -46,14 +47,7 @@ describe('attacks on the host through git, from inside a sandboxed agent', () =>
   })
 
   const logs = async (id: string) => String((await hub.request('GET', `/api/v1/agents/${id}/logs`)).body)
-  /** Types a line into the agent whose output carries `<marker>=<value>` and returns the value. */
-  async function typed(id: string, line: string, marker: string): Promise<string> {
-    const sent = line.replace(`${marker}=`, `${marker[0]}""${marker.slice(1)}=`)
-    const k = await hub.request("POST", `/api/v1/agents/${id}/keys`, {body: {keys: `${sent}\r`}})
-    expect(k.status, JSON.stringify(k.body)).toBe(200)
-    const re = new RegExp(`${marker}=(\\S*)`)
-    return (await waitFor(async () => re.exec(await logs(id))?.[1], 30_000, marker)) as string
-  }
+  const typed = (id: string, line: string, marker: string) => typedInto(hub, id, line, marker)
   const agentToken = async (id: string) => (await hub.services.agentTokens.mint((await hub.store.agents.get(id))!)).token
   /** Every ref, the packed refs and every object file of the checkout, with its bytes. */
   function checkoutFingerprint(): string {

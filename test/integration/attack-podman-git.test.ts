@@ -8,6 +8,7 @@ import {buildBaseImage} from '../../src/broker/images/build-base.js'
 import {runCommand} from '../../src/broker/runtimes/run-command.js'
 import {findExecutable} from '../../src/broker/sandbox/host.js'
 import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
+import {typedInto} from '../helpers/agent-shell.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe']}).trim()
 const podman = findExecutable('podman', `${process.env.PATH}:/usr/sbin:/sbin`)
@@ -43,13 +44,7 @@ describe.skipIf(!podman)('attacks on the host through git, from inside a podman 
   })
 
   const logs = async () => String((await hub.request('GET', `/api/v1/agents/${agent.id}/logs`)).body)
-  /** Types a line (sent again until delivered: `podman exec` may be slow) and returns the value after `<marker>=`. */
-  async function typed(line: string, marker: string): Promise<string> {
-    const sent = line.replace(`${marker}=`, `${marker[0]}""${marker.slice(1)}=`)
-    await waitFor(async () => (await hub.request('POST', `/api/v1/agents/${agent.id}/keys`, {body: {keys: `${sent}\r`}})).status === 200, 120_000, 'keys delivered')
-    const re = new RegExp(`${marker}=(\\S*)`)
-    return (await waitFor(async () => re.exec(await logs())?.[1], 120_000, marker)) as string
-  }
+  const typed = (line: string, marker: string) => typedInto(hub, agent.id, line, marker, {timeoutMs: 120_000, retryKeys: true})
 
   it('its git config runs nothing on the host; the checkout cannot be written; commit, diff and merge work', async () => {
     const ws = agent.workspace.path

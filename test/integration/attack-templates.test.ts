@@ -5,6 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
+import {typedInto} from '../helpers/agent-shell.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8'}).trim()
 const file = (path: string, text: string) => ({path, content: Buffer.from(text).toString('base64'), sha256: createHash('sha256').update(text).digest('hex')})
@@ -42,12 +43,7 @@ describe('attacks through templates, from inside a sandboxed agent', () => {
   })
 
   const logs = async (id: string) => String((await hub.request('GET', `/api/v1/agents/${id}/logs`)).body)
-  async function typed(line: string, marker: string): Promise<string> {
-    const sent = line.replace(`${marker}=`, `${marker[0]}""${marker.slice(1)}=`)
-    expect((await hub.request('POST', `/api/v1/agents/${mallory.id}/keys`, {body: {keys: `${sent}\r`}})).status).toBe(200)
-    const re = new RegExp(`${marker}=(\\S*)`)
-    return (await waitFor(async () => re.exec(await logs(mallory.id))?.[1], 30_000, marker)) as string
-  }
+  const typed = (line: string, marker: string) => typedInto(hub, mallory.id, line, marker)
 
   it('an agent cannot create a template with its own token (403); one holding .git is refused as well', async () => {
     // A template that other agents' sessions would read at start (their harness's instructions).

@@ -5,6 +5,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {describeEachDialect} from '../helpers/hub.js'
 import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
+import {typedInto} from '../helpers/agent-shell.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8'}).trim()
 
@@ -35,13 +36,7 @@ describeEachDialect('the local sandbox through agent create', (dialect) => {
 
   const create = async (name: string) => (await hub.request('POST', '/api/v1/agents', {body: {name, projectId, harnessConfig: 'shell'}})).body.agent
   const logs = async (id: string) => String((await hub.request('GET', `/api/v1/agents/${id}/logs`)).body)
-  /** Types a line whose output carries `<marker>=<value>` (the marker split in the typed text) and returns the value. */
-  async function typed(id: string, line: string, marker: string): Promise<string> {
-    const sent = line.replace(`${marker}=`, `${marker[0]}""${marker.slice(1)}=`)
-    expect((await hub.request('POST', `/api/v1/agents/${id}/keys`, {body: {keys: `${sent}\r`}})).status).toBe(200)
-    const re = new RegExp(`${marker}=(\\S*)`)
-    return (await waitFor(async () => re.exec(await logs(id))?.[1], 30_000, marker)) as string
-  }
+  const typed = (id: string, line: string, marker: string) => typedInto(hub, id, line, marker)
 
   it('an agent sees neither the dev token, nor another agent\'s work tree, nor the Hub\'s environment; it commits in its own repository', async () => {
     const other = await create('other')
