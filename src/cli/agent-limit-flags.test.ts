@@ -26,3 +26,12 @@ describe('svc agent create --max-* as limits', () => {
     }
   })
 })
+
+describe('svc agent get: Limits', () => {
+  const none = {maxTurns: null, maxModelCalls: null, maxDurationSeconds: null, maxCostUsd: null, maxChildren: null, maxDepth: null}
+  it('lists the limits that apply, none without any', async () => {
+    const {limitsText} = await import('./agent-render.js')
+    expect(limitsText({limits: none} as never)).toBeNull()
+    expect(limitsText({limits: {...none, maxTurns: 10, maxCostUsd: 5, maxDepth: 2}} as never)).toBe('10 turns, $5.00, depth 2 (with its descendants)')
+  })
+})

@@ -16,6 +16,21 @@ export function usageOf(a: Agent): string | null {
   return `${n(u.inputTokens)} in, ${n(u.outputTokens)} out${cache ? `, ${n(cache)} cache` : ''}, ${u.modelCalls} model calls, ${costOf(a)}`
 }
 
+/** Teams: the effective limits of its subtree, `10 turns, 200 model calls, $5.00, 3600s, 4 children, depth 2`; null without any. */
+export function limitsText(a: Agent): string | null {
+  const l = a.limits
+  if (!l) return null
+  const parts = [
+    l.maxTurns !== null && `${l.maxTurns} turns`,
+    l.maxModelCalls !== null && `${l.maxModelCalls} model calls`,
+    l.maxCostUsd !== null && `$${l.maxCostUsd.toFixed(2)}`,
+    l.maxDurationSeconds !== null && `${l.maxDurationSeconds}s`,
+    l.maxChildren !== null && `${l.maxChildren} children`,
+    l.maxDepth !== null && `depth ${l.maxDepth}`,
+  ].filter((p): p is string => typeof p === 'string')
+  return parts.length ? `${parts.join(', ')} (with its descendants)` : null
+}
+
 export function agentFields(a: Agent): string {
   return fields([
     ['Name', a.name],
@@ -34,6 +49,7 @@ export function agentFields(a: Agent): string {
     ['Broker', a.brokerId],
     ['Error', a.error],
     ['Usage', usageOf(a)],
+    ['Limits', limitsText(a)],
     ['Created', `${a.createdAt} by ${a.createdBy.kind} ${a.createdBy.id}`],
     ['Last heartbeat', a.lastHeartbeatAt],
   ])
