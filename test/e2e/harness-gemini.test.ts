@@ -196,4 +196,19 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
     expect(history).toContain('next: write second.txt')
     await until('idle after the resumed turn', (a) => a.activity === 'idle' && a.turns === 3)
   })
+
+  it('a turn that ends on an API error: idle with the error Gemini CLI showed as detail and error; the next turn that works clears it', async () => {
+    // Gemini CLI fires no hook of its own for it: AfterAgent with no response text, and the
+    // error in its session file (gemini.ts, geminiHookError).
+    model.enqueue({error: 400, message: 'scripted refusal: this model does not take that request'})
+    const m = await svc(['message', 'fix', 'this one fails', '--json'])
+    expect(m.code, m.stderr + m.stdout).toBe(0)
+    const failed = await until('idle with the error', (a) => a.activity === 'idle' && !!a.error)
+    expect(failed.error).toMatch(/scripted refusal: this model does not take that request/)
+    expect(failed.detail).toBe(failed.error)
+    model.enqueue({text: 'Fine now.'})
+    const again = await svc(['message', 'fix', 'try again', '--json'])
+    expect(again.code, again.stderr + again.stdout).toBe(0)
+    await until('idle with the error cleared', (a) => a.activity === 'idle' && a.error === null && a.detail === '')
+  })
 })
