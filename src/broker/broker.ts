@@ -11,6 +11,7 @@ import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import type {RuntimeSettings} from './runtimes/select.js'
 import {agentRepoPaths, removeWorkspace} from './workspace/repository.js'
+import {readRecord, repoMounts} from './workspace/agent-repo.js'
 import {removeWorkspaceAndBranch} from './workspace/branch-removal.js'
 import {keptReportsCourier} from './status-delivery.js'
 import {submitText} from './submit-text.js'
@@ -316,6 +317,22 @@ export class Broker {
     return {log, ...(branch && {branch})}
   }
 
+  /**
+   * Runs one command inside an agent's own confinement (Runtime.exec): its running session's
+   * runtime, else (a stopped agent) this broker's default, which for a sandbox makes a fresh one.
+   * The mounts come from the agent's record, as for its session.
+   */
+  private async runInAgent(agentId: string, argv: string[]) {
+    const a = this.registry.get(agentId)
+    const rt = a ? this.runtimeOf(a) : this.runtime
+    if (!rt.exec) throw new BrokerError('unsupported_method', `the ${rt.type} runtime cannot run a command in an agent's confinement`)
+    const paths = agentRepoPaths(this.opts.stateDir, agentId)
+    const rec = readRecord(paths)
+    if (!rec) throw new BrokerError('workspace_missing', `agent ${agentId} has no repository on this broker`)
+    const mounts = repoMounts(paths, rec)
+    return rt.exec(a?.handle ?? null, {agentId, workdir: paths.workdir, home: agentHome(this.opts.stateDir, agentId), writablePaths: mounts.writable, readablePaths: mounts.readable}, argv, {timeoutMs: 120_000})
+  }
+
   /** Requests from the Hub. Unknown methods are refused so an older broker says so plainly. */
   async request(method: string, params: Record<string, unknown>): Promise<unknown> {
     switch (method) {
@@ -347,7 +364,7 @@ export class Broker {
       case 'agent.diff':
       case 'agent.merge':
       case 'agent.push':
-        return handleWorkspaceRequest(this.opts.stateDir, method, params)
+        return handleWorkspaceRequest(this.opts.stateDir, method, params, {runInAgent: (id, argv) => this.runInAgent(id, argv), homeOf: (id) => agentHome(this.opts.stateDir, id)})
       default:
         throw new BrokerError('unsupported_method', `this broker does not support ${method}`)
     }

@@ -1,3 +1,4 @@
+import type {RunResult} from './runtimes/run-command.js'
 /**
  * The runtime port: how a broker runs an agent's harness. Implementations: `local` (tmux on the
  * broker's host), `docker` and `podman` (their CLIs), `kubernetes` (the API). The broker talks
@@ -38,6 +39,15 @@ export interface AgentSpec {
   /** Paths the agent must be able to read (the svc executable its hooks run). */
   readablePaths?: string[]
   resources: Resources
+}
+
+/** Where a one-off command runs (Runtime.exec): the agent's paths, as its record fixes them. */
+export interface ExecSpec {
+  agentId: string
+  workdir: string
+  home: string
+  writablePaths: string[]
+  readablePaths: string[]
 }
 
 /** What a runtime needs to find an agent again, kept by the broker (and persisted by it). */
@@ -81,6 +91,14 @@ export interface Runtime {
   attach(handle: RuntimeHandle, opts: {cols: number; rows: number}): Promise<TerminalStream>
   /** True when the terminal exists and accepts input. */
   terminalReady(handle: RuntimeHandle): Promise<boolean>
+  /**
+   * Optional: runs one command in the agent's own confinement (its sandbox or container), with
+   * its repository and HOME as the agent has them and no network, and answers its result. For
+   * git work that must run with the agent's own repository configuration (a parent taking its
+   * child's work): never run on the host. `handle` is the running session (a container must be
+   * running); a sandbox runtime makes a fresh one from `spec`.
+   */
+  exec?(handle: RuntimeHandle | null, spec: ExecSpec, argv: string[], opts?: {timeoutMs?: number}): Promise<RunResult>
   /** Sends one named key or one literal string to the terminal, once (no retry). */
   sendKeys(handle: RuntimeHandle, input: KeyInput): Promise<void>
   /**

@@ -1,5 +1,5 @@
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, expect, it} from 'vitest'
@@ -95,4 +95,52 @@ describeEachDialect('teams: parent and child, and the tree', (dialect) => {
     expect((await hub.request('DELETE', `/api/v1/projects/${projectId}/agents/aide`)).status).toBe(200)
     expect((await hub.request('GET', `/api/v1/agents/${lead.id}/tree`)).body.tree.children.map((c: any) => c.agent.name)).toEqual(['helper'])
   }, 120_000)
+
+  it("a parent merges its child's work into its own branch and work tree; nobody else's, never its own; a person then lands the parent", async () => {
+    const helper = (await hub.request('GET', `/api/v1/projects/${projectId}/agents/helper`)).body.agent
+    const ws = helper.workspace.path
+    writeFileSync(join(ws, 'feature.txt'), 'by the helper\n')
+    git(ws, 'add', 'feature.txt')
+    git(ws, '-c', 'user.name=helper', '-c', 'user.email=h@example.com', 'commit', '-qm', 'feature')
+    writeFileSync(join(ws, 'notes.txt'), 'left uncommitted\n')
+    const leadToken = await tokenOf(lead.id)
+    // Its own work, and another agent's child, are not its to merge.
+    expect((await hub.request('POST', `/api/v1/agents/${lead.id}/merge`, {token: leadToken, body: {}})).status).toBe(403)
+    expect((await hub.request('POST', `/api/v1/agents/${lead.id}/merge`, {token: await tokenOf(helper.id), body: {}})).status).toBe(403)
+    // A change of the parent's own, uncommitted, to a file the merge writes: refused, nothing moves.
+    const before = git(lead.workspace.path, 'rev-parse', 'HEAD')
+    writeFileSync(join(lead.workspace.path, 'feature.txt'), 'the lead was here\n')
+    const dirty = await hub.request('POST', `/api/v1/agents/${helper.id}/merge`, {token: leadToken, body: {}})
+    expect(dirty.status, JSON.stringify(dirty.body)).toBe(409)
+    expect(dirty.body.error).toMatchObject({code: 'checkout_dirty', details: {files: ['feature.txt']}})
+    expect(git(lead.workspace.path, 'rev-parse', 'HEAD')).toBe(before)
+    rmSync(join(lead.workspace.path, 'feature.txt'))
+
+    // The parent's own hooks run with its own git, in its sandbox (its private /tmp), never on the host.
+    const leadHome = join(lead.workspace.path, '..', '..', 'homes', lead.id)
+    const marker = join(tmpdir(), `svc-teams-hook-${lead.id}`)
+    const hooks = join(lead.workspace.path, '..', '..', 'repos', `${lead.id}.git`, 'hooks')
+    mkdirSync(hooks, {recursive: true})
+    writeFileSync(join(hooks, 'post-merge'), `#!/bin/sh\necho ran > "$HOME/hook-ran"\ntouch ${marker}\n`, {mode: 0o755})
+    const merged = await hub.request('POST', `/api/v1/agents/${helper.id}/merge`, {token: leadToken, body: {}})
+    expect(merged.status, JSON.stringify(merged.body)).toBe(200)
+    expect(merged.body).toMatchObject({merged: true, baseRef: 'svc/lead', branch: 'svc/helper'})
+    expect(merged.body.files.sort()).toEqual(['feature.txt', 'notes.txt'])
+    // In the parent's repository and work tree, done by the parent's own git in its sandbox.
+    expect(git(lead.workspace.path, 'rev-parse', 'HEAD')).toBe(merged.body.commit)
+    expect(git(lead.workspace.path, 'rev-parse', 'HEAD^1')).toBe(before)
+    expect(readFileSync(join(lead.workspace.path, 'feature.txt'), 'utf8')).toBe('by the helper\n')
+    expect(readFileSync(join(lead.workspace.path, 'notes.txt'), 'utf8')).toBe('left uncommitted\n')
+    expect(git(lead.workspace.path, 'status', '--porcelain')).toBe('')
+    expect(readFileSync(join(leadHome, 'hook-ran'), 'utf8')).toBe('ran\n')
+    expect(existsSync(marker)).toBe(false)
+    // No bundle is left in the parent's HOME.
+    expect(readdirSync(leadHome).filter((f) => f.endsWith('.bundle'))).toEqual([])
+    // A person lands the lead, with its child's work, on the checkout.
+    const landed = await hub.request('POST', `/api/v1/agents/${lead.id}/merge`, {body: {}})
+    expect(landed.status, JSON.stringify(landed.body)).toBe(200)
+    expect(readFileSync(join(checkout, 'feature.txt'), 'utf8')).toBe('by the helper\n')
+    expect(readFileSync(join(checkout, 'plan.md'), 'utf8')).toBe('the plan\n')
+  }, 180_000)
 })
+

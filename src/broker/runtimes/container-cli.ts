@@ -12,10 +12,10 @@
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
 import {baseImageTag} from '../images/base-recipe.js'
-import type {AgentSpec, KeyInput, Resources, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
+import type {AgentSpec, ExecSpec, KeyInput, Resources, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
 import {containerHostPlan, mountArgs, podmanEngineFlags, type HostPlan} from './container-host.js'
 import {cpuCores, quantityBytes} from './quantity.js'
-import {CommandError, runCommand} from './run-command.js'
+import {CommandError, runCommand, type RunResult} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {captureArgs, checkEnvKey, directCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
 
@@ -254,6 +254,12 @@ export class ContainerCliRuntime implements Runtime {
     if (handle.runtime !== this.type) throw new Error(`a ${handle.runtime} handle was given to the ${this.type} runtime`)
     if (!REF.test(handle.ref)) throw new Error(`${JSON.stringify(handle.ref)} is not a container name of the ${this.type} runtime`)
     return handle.ref
+  }
+
+  /** One command in the agent's running container (its own mounts, as its harness sees them). */
+  async exec(handle: RuntimeHandle | null, spec: ExecSpec, argv: string[], opts: {timeoutMs?: number} = {}): Promise<RunResult> {
+    if (!handle) throw new Error(`the agent's container is not running: start the agent to run a command in it`)
+    return runCommand(this.bin, [...this.global, 'exec', '-w', spec.workdir, '-e', `HOME=${spec.home}`, this.ref(handle), ...argv], {env: this.env, timeoutMs: opts.timeoutMs ?? 120_000})
   }
 
   private run(args: string[], extra: {env?: NodeJS.ProcessEnv; input?: Buffer} = {}) {

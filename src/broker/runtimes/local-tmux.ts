@@ -8,12 +8,12 @@ import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
 import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import type {AgentSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
+import type {AgentSpec, ExecSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
 import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, writeSvcShim} from '../sandbox/host.js'
 import {prepareIsolation, releaseIsolation, resumeIsolation, type IsolationSettings} from '../sandbox/isolation.js'
 import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
-import {CommandError, runCommand} from './run-command.js'
+import {CommandError, runCommand, type RunResult} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {captureArgs, envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
 
@@ -185,6 +185,23 @@ export class LocalTmuxRuntime implements Runtime {
     })
     const env = sandboxEnv({hostEnv: this.env, passthrough: this.opts.envPassthrough ?? [], agentEnv: {...spec.env, ...iso.env}, home, binDir})
     return {command: [bwrap!, ...args, '--', ...iso.prefix, ...niceCommand(spec.command, this.opts.nice ?? 0)], env}
+  }
+
+  /**
+   * One command in a fresh sandbox of the agent's (sandbox/policy.ts: its work tree, repository
+   * and HOME, the checkout's objects read-only, no network): the agent's own configuration may
+   * run, as it would in its session, never on the host. Unsandboxed runtimes run it as the
+   * agent's session would run (`sandbox: none`, on purpose).
+   */
+  async exec(_handle: RuntimeHandle | null, spec: ExecSpec, argv: string[], opts: {timeoutMs?: number} = {}): Promise<RunResult> {
+    const env = {PATH: this.env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: this.env.LANG || 'C.UTF-8', HOME: spec.home, TMPDIR: '/tmp'}
+    if (this.opts.sandbox !== 'bubblewrap') return runCommand(argv[0]!, argv.slice(1), {env, cwd: spec.workdir, timeoutMs: opts.timeoutMs ?? 120_000})
+    const bwrap = findExecutable(this.opts.bwrap ?? 'bwrap', this.env.PATH)
+    const problem = bwrap ? await bwrapProblem(bwrap) : 'bwrap is not installed or not on PATH'
+    if (problem) throw new Error(`running a command in the agent's sandbox needs bwrap: ${problem}`)
+    const {system, masked} = hostSystemPaths()
+    const args = bwrapArgs({workdir: spec.workdir, home: spec.home, writable: spec.writablePaths, readable: spec.readablePaths, system, masked, network: 'isolated'})
+    return runCommand(bwrap!, [...args, '--', ...argv], {env, timeoutMs: opts.timeoutMs ?? 120_000})
   }
 
   async stop(handle: RuntimeHandle): Promise<void> {

@@ -11,6 +11,8 @@ export interface RunResult {
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv
+  /** Working directory (default: the broker's). */
+  cwd?: string
   /** Bytes written to the program's stdin (then closed). */
   input?: Buffer | string
   /** Kills the program after this many milliseconds (reported as a failure). */
@@ -36,7 +38,7 @@ export class CommandError extends Error {
 /** Runs `file args`; resolves with the exit code and output whatever the code (never rejects on a non-zero exit). */
 export function runCommand(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal})
+    const child = spawn(file, args, {env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal})
     const out: Buffer[] = []
     const err: Buffer[] = []
     let timedOut = false

@@ -90,6 +90,31 @@ export function createReviewService(deps: Deps, r: {access: AgentAccess; gateway
     await store.audit.insert({id: newId(), kind, actor: {kind: ctx.principal.kind, id: ctx.principal.id}, projectId: agent.projectId, target: agent.id, details: {...details, credentialKind: ctx.credentialKind}, at: iso(clock.now())})
   }
 
+  /**
+   * Teams: an agent merges its own child's work into its own branch and work tree (the broker
+   * does it inside the parent's sandbox: merge-child.ts). Its own work, a grandchild's or anyone
+   * else's: 403. A person then reviews and merges the parent as any agent.
+   */
+  async function mergeIntoParent(ctx: CallContext, child: AgentRecord, input: {strategy?: 'merge' | 'squash'; message?: string}): Promise<MergeResultDto> {
+    if (child.parent?.id !== ctx.principal.id) throw new AppError('forbidden', "an agent merges only its own children's work, into its own branch; a person lands the rest")
+    const parent = await store.agents.get(ctx.principal.id)
+    if (!parent?.workspace) throw new AppError('no_workspace', `agent ${parent?.name ?? ctx.principal.id} has no git workspace to merge into`)
+    workspaceOf(child)
+    if (parent.brokerId !== child.brokerId) throw new AppError('conflict', `agent ${child.name} runs on another broker than its parent ${parent.name}: merge it there by hand`)
+    const strategy = input.strategy ?? 'merge'
+    const res = await callBroker<MergeResultDto>(child, 'agent.merge', {
+      strategy,
+      message: input.message,
+      into: {agentId: parent.id, workspace: parent.workspace},
+      agent: {id: child.id, name: child.name},
+      author: {name: child.name, email: `${child.id}@svc`},
+      committer: {name: parent.name, email: `${parent.id}@svc`},
+    }, 180_000)
+    await audit(ctx, child, 'agent_merge', {strategy, commit: res.commit, baseRef: res.baseRef, branch: res.branch, files: res.files.length, into: parent.id})
+    deps.logger.info({agentId: child.id, into: parent.id, strategy, commit: res.commit}, 'child agent work merged into its parent')
+    return res
+  }
+
   return {
     async diff(ctx: CallContext, ref: string, opts: {maxBytes?: number; stat?: boolean}, projectRef?: string): Promise<AgentDiff> {
       const agent = await load(ctx, ref, projectRef)
@@ -100,6 +125,7 @@ export function createReviewService(deps: Deps, r: {access: AgentAccess; gateway
 
     async merge(ctx: CallContext, ref: string, input: {strategy?: 'merge' | 'squash'; message?: string}, projectRef?: string): Promise<MergeResultDto> {
       const agent = await load(ctx, ref, projectRef)
+      if (ctx.principal.kind === 'agent') return mergeIntoParent(ctx, agent, input)
       await mayLand(ctx, agent)
       workspaceOf(agent)
       const strategy = input.strategy ?? 'merge'
