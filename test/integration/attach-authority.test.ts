@@ -176,6 +176,6 @@ describeEachDialect('attach authority and secret masking', (dialect) => {
 
   it('an archive written before masking existed is masked when served', async () => {
     await hub.store.agents.putLogArchive(a.child.id, `old output ${SECRET} end\n`, new Date().toISOString())
-    expect((await logs(a.child.id)).body).toBe(`old output ${MASK} end\n`)
+    expect((await logs(a.child.id)).body).toBe(`old output ${MASK} end`)
   })
 })

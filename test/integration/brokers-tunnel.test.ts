@@ -231,8 +231,9 @@ describeEachDialect('brokers: the tunnel', (dialect) => {
     const token = (b.requests('agent.start')[0].params as {env: Record<string, string>}).env.SVC_AUTH_TOKEN
     b.send({t: 'evt', event: 'agent_status', data: {agentId: r.body.agent.id, phase: 'stopped', detail: 'the harness process ended', log: Buffer.from('bye\n').toString('base64')}})
     await waitFor(async () => (await hub.request('GET', `/api/v1/agents/${r.body.agent.id}`)).body.agent.phase === 'stopped', 5000, 'stopped')
-    const logs = await hub.request('GET', `/api/v1/agents/${r.body.agent.id}/logs`)
-    expect(logs.body).toBe('bye\n')
+    // Served as screen text; the archive keeps the bytes (?raw=true).
+    expect((await hub.request('GET', `/api/v1/agents/${r.body.agent.id}/logs`)).body).toBe('bye')
+    expect((await hub.request('GET', `/api/v1/agents/${r.body.agent.id}/logs?raw=true`)).body).toBe('bye\n')
     expect((await hub.request('GET', '/api/v1/auth/me', {token})).status).toBe(401)
   })
 })
