@@ -160,9 +160,23 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
     await model.waitForRequest((q) => !q.side && lastUserText(q.body).includes('this one fails'), 120_000, 'the failing prompt', before)
     const failed = await waitActivity((a) => a.activity === 'idle' && a.turns === 3 && /scripted refusal/.test(a.detail), 'idle with the error after the failed turn, as the third turn')
     expect(failed.detail).toMatch(/^error: .*scripted refusal: this model does not take that request/)
+    // The agent's error too (red on the pages, the harness_error webhook): OpenCode's session.error.
+    expect(failed.error).toMatch(/scripted refusal: this model does not take that request/)
     // Let any late hook land: the failed turn is one turn, and its error stays shown.
     await new Promise((r) => setTimeout(r, 3000))
-    expect(await getAgent(agent.id)).toMatchObject({activity: 'idle', turns: 3, detail: failed.detail})
+    expect(await getAgent(agent.id)).toMatchObject({activity: 'idle', turns: 3, detail: failed.detail, error: failed.error})
+  })
+
+  it('a retry OpenCode waits out is shown as such (thinking, "retrying: ..."), and the turn that then works clears the error', async () => {
+    // A 503 OpenCode retries (after a pause of seconds), then the answer.
+    model.push({error: 503, message: 'scripted overload'}, {text: 'Back again.'})
+    const r = await svc(['message', 'fix', 'after the outage', '--json'])
+    expect(r.code, r.stderr + r.stdout).toBe(0)
+    const retrying = await waitActivity((a) => a.activity === 'thinking' && /^retrying: /.test(a.detail), 'thinking with the retry shown')
+    expect(retrying.detail).toMatch(/^retrying: .*, attempt 1$/)
+    expect(retrying.error).toBeNull()
+    const ok = await waitActivity((a) => a.activity === 'idle' && a.turns === 4, 'idle after the retried turn')
+    expect(ok).toMatchObject({detail: '', error: null})
   })
 
   it('with permission bash "ask": waiting_for_input naming the command, approved through svc keys, then executing and idle with its effect', async () => {
