@@ -74,6 +74,7 @@ export class LocalTmuxRuntime implements Runtime {
   private readonly tmux: string
   private readonly env: NodeJS.ProcessEnv
   /** Arguments before every tmux command (the socket). */
+  private readonly base: string[]
   /**
    * Whether sessions on the default socket are looked for too: those of an svc from before the
    * named socket, whose agents ran on there across the upgrade. Only with the default name.
@@ -81,7 +82,6 @@ export class LocalTmuxRuntime implements Runtime {
   private readonly adoptLegacy: boolean
   /** Sessions found on the default socket (an older svc's); driven there until they end. */
   private readonly legacy = new Set<string>()
-  private readonly base: string[]
 
   constructor(private readonly opts: LocalTmuxOptions) {
     this.tmux = opts.tmux ?? 'tmux'
@@ -356,8 +356,8 @@ export class LocalTmuxRuntime implements Runtime {
     }
     return r.stdout.toString('utf8').trim() === '0' ? 'alive' : 'dead'
   }
-  /** Whether the session exists, on svc's socket or (an older svc's) on the default one. */
 
+  /** Whether the session exists, on svc's socket or (an older svc's) on the default one. */
   private async sessionExists(session: string): Promise<boolean> {
     const args = ['has-session', '-t', `=${session}`]
     if ((await this.run(args)).code === 0) {
