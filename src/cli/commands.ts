@@ -38,6 +38,7 @@ import ConfigUnset from '../../commands/config/unset.js'
 import ConfigValidate from '../../commands/config/validate.js'
 import Help from '../../commands/help.js'
 import Keys from '../../commands/keys.js'
+import Mcp from '../../commands/mcp.js'
 import Message from '../../commands/message.js'
 import ProjectDelete from '../../commands/project/delete.js'
 import ProjectGet from '../../commands/project/get.js'
@@ -102,6 +103,7 @@ export const COMMANDS = {
   'config:validate': ConfigValidate,
   help: Help,
   keys: Keys,
+  mcp: Mcp,
   message: Message,
   'project:delete': ProjectDelete,
   'project:get': ProjectGet,
