@@ -9,6 +9,7 @@ import {realpath} from 'node:fs/promises'
 import {join} from 'node:path'
 import {readJsonObject, writeJsonFile} from './json-file.js'
 import type {LaunchContext} from './types.js'
+import {SVC_MCP_ARGS, SVC_MCP_COMMAND, SVC_MCP_NAME} from './svc-mcp.js'
 
 /** The version whose release notes count as seen (so no "what's new" screen at start). */
 export const CLAUDE_VERSION_SEEN = '2.1.197'
@@ -47,6 +48,8 @@ export function claudeState(existing: Record<string, any>, ctx: LaunchContext, u
   state.shiftEnterKeyBindingInstalled = true
   state.hasAcknowledgedCostThreshold = true
   state.bypassPermissionsModeAccepted = true
+  // `svc mcp` as the user-scope MCP server `svc` (Claude Code passes its environment on).
+  state.mcpServers = {...(state.mcpServers ?? {}), [SVC_MCP_NAME]: {type: 'stdio', command: SVC_MCP_COMMAND, args: SVC_MCP_ARGS, env: {}}}
   const key = ctx.env.ANTHROPIC_API_KEY
   if (key && (ctx.authType === 'api-key' || !ctx.env.CLAUDE_CODE_OAUTH_TOKEN)) {
     const responses = state.customApiKeyResponses ?? {}
@@ -90,6 +93,9 @@ export function claudeSettings(existing: Record<string, any>, hookCommand: strin
   // A bypass-permissions session (opted into with `--dangerously-skip-permissions` in the harness
   // config's args) would otherwise stop at a confirmation dialog; the flag itself stays opt-in.
   settings.skipDangerousModePermissionPrompt = true
+  // svc's own MCP tools run without a permission prompt: the Hub's permissions and budgets bound them.
+  const allow: unknown[] = Array.isArray(settings.permissions?.allow) ? settings.permissions.allow : []
+  settings.permissions = {...(settings.permissions ?? {}), allow: allow.includes(`mcp__${SVC_MCP_NAME}`) ? allow : [...allow, `mcp__${SVC_MCP_NAME}`]}
   const hooks: Record<string, any[]> = {...(settings.hooks ?? {})}
   const marker = hookCommand.slice(-2).map(shellQuote).join(' ')
   // svc's entries go from every event, also one svc no longer listens to (an older svc's).

@@ -3,6 +3,7 @@
  * (merged line by line into what Codex itself wrote there, so its own state survives every
  * start), and `hooks.json`, which svc owns whole.
  */
+import {SVC_MCP_ARGS, SVC_MCP_COMMAND, SVC_MCP_ENV, SVC_MCP_NAME} from './svc-mcp.js'
 
 export type TomlScalar = string | number | boolean
 export type TomlValue = TomlScalar | TomlScalar[]
@@ -133,4 +134,12 @@ export function hooksJson(hookCommand: string[]): string {
   const hooks: Record<string, unknown> = {}
   for (const event of HOOK_EVENTS) hooks[event] = [{hooks: [{type: 'command', command: shellCommand([...hookCommand, event])}]}]
   return JSON.stringify({hooks}, null, 2) + '\n'
+}
+
+/**
+ * `[mcp_servers.svc]`: `svc mcp`. Codex starts MCP servers with a filtered environment, so the
+ * variables `svc mcp` needs are passed on by name (`env_vars`; verified with Codex 0.169).
+ */
+export function svcMcpTable(): TomlTable {
+  return {path: ['mcp_servers', SVC_MCP_NAME], entries: {command: SVC_MCP_COMMAND, args: SVC_MCP_ARGS, env_vars: SVC_MCP_ENV}}
 }

@@ -6,7 +6,7 @@
  */
 import {mkdir, readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {hooksJson, mergeConfigToml, type TomlTable, type TomlValue} from './codex-config.js'
+import {hooksJson, mergeConfigToml, svcMcpTable, type TomlTable, type TomlValue} from './codex-config.js'
 import {clipLine, toolDetail} from './tool-detail.js'
 import type {HarnessModule, HookReport, LaunchContext, SessionUsage} from './types.js'
 
@@ -61,6 +61,7 @@ export function codexConfig(ctx: LaunchContext): {root: Record<string, TomlValue
   // the work tree's `.git`, which the agent writes.
   tables.push({path: ['projects', ctx.workdir], entries: {trust_level: 'trusted'}})
   tables.push({path: ['analytics'], entries: {enabled: false}})
+  tables.push(svcMcpTable())
   return {root, tables}
 }
 

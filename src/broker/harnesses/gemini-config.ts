@@ -10,6 +10,7 @@ import {mkdir, realpath} from 'node:fs/promises'
 import {join} from 'node:path'
 import {readJsonObject, writeJsonFile} from './json-file.js'
 import type {LaunchContext} from './types.js'
+import {SVC_MCP_ARGS, SVC_MCP_COMMAND, SVC_MCP_NAME} from './svc-mcp.js'
 
 /** The user's login file (`gemini` → Login with Google) that `credentials-file` auth copies in. */
 export const GEMINI_CREDENTIALS_FILE = '.gemini/oauth_creds.json'
@@ -101,6 +102,9 @@ export function geminiSettings(prev: Record<string, any>, ctx: Pick<LaunchContex
     ],
   }
   for (const [path, value] of Object.entries(fixed)) setPath(s, path, value)
+  // `svc mcp` as the MCP server `svc`, trusted (no confirmation per call): svc's sandbox and the
+  // Hub's permissions are the boundary, as for the agent's shell.
+  setPath(s, `mcpServers.${SVC_MCP_NAME}`, {command: SVC_MCP_COMMAND, args: SVC_MCP_ARGS, trust: true})
 
   const command = ctx.hookCommand.map(shellQuote).join(' ')
   const hooks: Record<string, any> = isObject(s.hooks) ? s.hooks : {}

@@ -4,6 +4,7 @@ import {readJsonObject, writeJsonFile} from './json-file.js'
 import {PLUGIN_FILE, pluginSource} from './opencode-plugin.js'
 import {clipLine, toolDetail as detailOf} from './tool-detail.js'
 import type {HarnessModule, HookReport, LaunchContext, SessionUsage} from './types.js'
+import {SVC_MCP_ARGS, SVC_MCP_COMMAND, SVC_MCP_NAME} from './svc-mcp.js'
 
 /**
  * OpenCode (`opencode`, npm opencode-ai). Its interactive TUI runs in tmux; the task goes in as
@@ -33,6 +34,8 @@ const configDir = (home: string) => join(home, '.config', 'opencode')
 /** The keys svc owns in opencode.json; everything else OpenCode or the user wrote stays. */
 export function mergeConfig(existing: Record<string, any>, ctx: Pick<LaunchContext, 'thinkingLevel'>): Record<string, any> {
   const config: Record<string, any> = {...existing, autoupdate: false, share: 'disabled'}
+  // `svc mcp` as the local MCP server `svc` (OpenCode passes its environment on).
+  config.mcp = {...config.mcp, [SVC_MCP_NAME]: {type: 'local', command: [SVC_MCP_COMMAND, ...SVC_MCP_ARGS], enabled: true}}
   const effort = ctx.thinkingLevel ? EFFORT[ctx.thinkingLevel] : undefined
   const agent = {...config.agent}
   const build = {...agent.build}
