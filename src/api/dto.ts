@@ -27,6 +27,10 @@ export interface AgentDto {
   parent: {id: string; name: string} | null
   /** Teams: the effective budget of its whole subtree (docs/teams.md, "Budgets"); null: none set. */
   limits: AgentLimits
+  /** Teams, attempts: the group of `--attempts`, else null. */
+  group: string | null
+  /** Teams, attempts: the last check run on idle (`--check`), else null. */
+  check: {status: 'running' | 'passed' | 'failed'; exitCode: number | null; output: string} | null
   /**
    * The agent defaults applied at creation (max turns, model, timezone, ...), each with the layer
    * it came from: request, project, hub or coded.

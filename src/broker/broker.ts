@@ -1,4 +1,5 @@
 import {mkdirSync, readdirSync, rmSync} from 'node:fs'
+import {runAgentCheck} from './agent-check.js'
 import {join} from 'node:path'
 import type {Logger} from 'pino'
 import {BROKER_CAPABILITIES, type HelloEvent} from '../api/tunnel-protocol.js'
@@ -365,6 +366,8 @@ export class Broker {
       case 'agent.merge':
       case 'agent.push':
         return handleWorkspaceRequest(this.opts.stateDir, method, params, {runInAgent: (id, argv) => this.runInAgent(id, argv), homeOf: (id) => agentHome(this.opts.stateDir, id)})
+      case 'agent.check':
+        return runAgentCheck(params, (id, argv) => this.runInAgent(id, argv))
       default:
         throw new BrokerError('unsupported_method', `this broker does not support ${method}`)
     }

@@ -169,6 +169,10 @@ export interface AgentsTable {
   parent_name: Generated<string | null>
   /** Teams: JSON of the agent's effective limits (its subtree's budget); null before migration 0019. */
   limits: Generated<string | null>
+  /** Teams, attempts: the group, the check command and the last check's result (JSON); migration 0020. */
+  group_name: Generated<string | null>
+  check_command: Generated<string | null>
+  check_result: Generated<string | null>
 }
 
 export interface AgentTokensTable {

@@ -58,5 +58,7 @@ export function agentView(a: AgentRecord, pending: StatusPatch | undefined, nowM
     usage: a.usage,
     parent: a.parent,
     limits: limitsOf(a),
+    group: a.group ?? null,
+    check: a.check ?? null,
   }
 }

@@ -24,6 +24,7 @@ import {recordUsage} from './usage.js'
 import {checkChildRole, resolveParent} from '../teams/parent.js'
 import {appliedWithLimits, budgetForNewAgent, validateLimits} from '../teams/budgets.js'
 import {createBudgetEnforcer} from '../teams/budget-enforcer.js'
+import {createAttemptChecks} from '../teams/attempts-check.js'
 import {releasingOnClose, type StreamGate} from './stream-slots.js'
 import {requireAttachReach, type AttachAction} from './attach-reach.js'
 import {withLanded} from './landed.js'
@@ -90,6 +91,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
 
   // Turns, model calls and cost against the limits of the agent and of every ancestor (teams/budget-enforcer.ts).
   const budgets = createBudgetEnforcer(store, stopForLimit, deps.logger)
+  // Attempts: a `check` runs in the agent's sandbox whenever it goes idle (teams/attempts-check.ts).
+  const checks = createAttemptChecks(store, a.gateway, deps.logger, now)
 
   /**
    * A session the Hub does not want: of an agent it does not know, deleted, stopped, or in
@@ -182,6 +185,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
           createdBy: creator,
           parent: parent && {id: parent.id, name: parent.name},
           limits,
+          group: input.group ?? null,
+          checkCommand: input.check ?? null,
           createdAt: t,
           updatedAt: t,
         })
@@ -207,7 +212,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       secretValues = values
     },
 
-    async list(ctx: CallContext, filter: {projectId?: string; userId?: string; phase?: string}): Promise<AgentView[]> {
+    async list(ctx: CallContext, filter: {projectId?: string; userId?: string; phase?: string; group?: string}): Promise<AgentView[]> {
       const mark = a.status.readMark()
       const visible = await a.access.visibleProjects(ctx)
       let projectIds = visible ?? undefined
@@ -217,7 +222,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         if (visible && !visible.includes(pid)) throw notFound('project')
         projectIds = [pid]
       }
-      const rows = await store.agents.list({projectIds, createdById: filter.userId})
+      const rows = await store.agents.list({projectIds, createdById: filter.userId, group: filter.group})
       const views = rows.map((r) => view(r, mark))
       return withLanded(store, filter.phase ? views.filter((v) => v.phase === filter.phase) : views)
     },
@@ -309,6 +314,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       if (report.usage) await recordUsage(store, ref, report.usage, now())
       if (report.turnEnded) await store.agents.incrementTurns(ref, now())
       if (report.usage || report.turnEnded) await budgets.check(ref)
+      if (report.activity === 'idle') checks.onIdle(ref)
       // Queued for export, never awaited: a dead collector costs a status report nothing.
       const attributes = Object.fromEntries(Object.entries({phase: report.phase, activity: report.activity, detail: report.detail}).filter(([, v]) => v !== undefined)) as Record<string, string>
       // A bare heartbeat has its own type, so it can be sampled or excluded apart from changes.

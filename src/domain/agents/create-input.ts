@@ -27,6 +27,13 @@ export interface CreateAgentInput {
   parentId?: string
   /** Teams: the budget of its subtree (teams/budgets.ts); lowered to what its parent has left. */
   limits?: Partial<Record<'maxTurns' | 'maxModelCalls' | 'maxDurationSeconds' | 'maxCostUsd' | 'maxChildren' | 'maxDepth', number>>
+  /** Teams, attempts: make `<name>-1` ... `<name>-N` (teams/attempts.ts), harnesses taken in turn. */
+  attempts?: number
+  harnessConfigs?: string[]
+  /** Teams, attempts: a command run in the agent's sandbox whenever it goes idle (teams/attempts-check.ts). */
+  check?: string
+  /** Set by teams/attempts.ts only (not a body field): the group of the attempt. */
+  group?: string
 }
 
 /** Request fields that override the registered project settings (same validation). */

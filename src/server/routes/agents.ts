@@ -1,6 +1,7 @@
 import type {} from '@fastify/websocket'
 import type {FastifyInstance, FastifyRequest} from 'fastify'
-import type {AgentsService} from '../../domain/agents/agents-service.js'
+import type {AgentsService, CreateAgentInput} from '../../domain/agents/agents-service.js'
+import {createAttempts} from '../../domain/teams/attempts.js'
 import {ctxOf} from '../plugins/auth.js'
 import {isUpgrade, pipeStream, refusedOnSocket} from './agent-streams.js'
 import type {StreamGate} from '../../domain/agents/stream-slots.js'
@@ -36,6 +37,10 @@ const createBody = {
     telemetry: {type: 'object'},
     // Teams: the budget of the agent's subtree; checked and lowered by the domain (teams/budgets.ts).
     limits: {type: 'object'},
+    // Teams, attempts: N agents <name>-1..N on one task (teams/attempts.ts), and a check run on idle.
+    attempts: {type: 'integer'},
+    harnessConfigs: {type: 'array', items: str},
+    check: {type: 'string', minLength: 1, maxLength: 10_000},
   },
 } as const
 const statusBody = {
@@ -72,7 +77,7 @@ const deleteQuery = {type: 'object', additionalProperties: false, properties: {b
 const listQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: {projectId: str, grove: str, groveId: str, userId: str, phase: str},
+  properties: {projectId: str, grove: str, groveId: str, userId: str, phase: str, group: str},
 } as const
 
 type Params = {id: string; projectId?: string}
@@ -93,19 +98,19 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService, gates: 
 
   app.get('/api/v1/agents', {schema: {querystring: listQuery}}, async (request) => {
     const q = request.query as Record<string, string | undefined>
-    return {agents: await agents.list(ctxOf(request), {projectId: q.projectId ?? q.groveId ?? q.grove, userId: q.userId, phase: q.phase})}
+    return {agents: await agents.list(ctxOf(request), {projectId: q.projectId ?? q.groveId ?? q.grove, userId: q.userId, phase: q.phase, group: q.group})}
   })
-  app.post('/api/v1/agents', {schema: {body: {...createBody, required: ['name', 'projectId']}}}, async (request, reply) =>
-    reply.code(201).send({agent: await agents.create(ctxOf(request), request.body as never)}),
-  )
+  // With `attempts`: `{group, agents}` (teams/attempts.ts); else `{agent}`.
+  const create = async (request: FastifyRequest, body: CreateAgentInput) => (body.attempts !== undefined || body.harnessConfigs !== undefined ? createAttempts(agents, ctxOf(request), body) : {agent: await agents.create(ctxOf(request), body)})
+  app.post('/api/v1/agents', {schema: {body: {...createBody, required: ['name', 'projectId']}}}, async (request, reply) => reply.code(201).send(await create(request, request.body as CreateAgentInput)))
   for (const p of ['projects', 'groves']) {
     const params = {type: 'object', required: ['projectId'], properties: {projectId: str}}
     app.get(`/api/v1/${p}/:projectId/agents`, {schema: {params, querystring: listQuery}}, async (request) => {
       const q = request.query as Record<string, string | undefined>
-      return {agents: await agents.list(ctxOf(request), {projectId: (request.params as Params).projectId, userId: q.userId, phase: q.phase})}
+      return {agents: await agents.list(ctxOf(request), {projectId: (request.params as Params).projectId, userId: q.userId, phase: q.phase, group: q.group})}
     })
     app.post(`/api/v1/${p}/:projectId/agents`, {schema: {params, body: createBody}}, async (request, reply) =>
-      reply.code(201).send({agent: await agents.create(ctxOf(request), {...(request.body as Record<string, unknown>), projectId: (request.params as Params).projectId!} as never)}),
+      reply.code(201).send(await create(request, {...(request.body as Record<string, unknown>), projectId: (request.params as Params).projectId!} as CreateAgentInput)),
     )
   }
 

@@ -18,6 +18,7 @@ import * as m0016 from './0016-project-clone-url.js'
 import * as m0017 from './0017-agent-parent.js'
 import * as m0018 from './0018-agent-event-error.js'
 import * as m0019 from './0019-agent-limits.js'
+import * as m0020 from './0020-agent-attempts.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0017-agent-parent': m0017,
   '0018-agent-event-error': m0018,
   '0019-agent-limits': m0019,
+  '0020-agent-attempts': m0020,
 }

@@ -42,6 +42,18 @@ export interface AgentRecord {
   parent: {id: string; name: string} | null
   /** Teams: the effective limits of its subtree (teams/budgets.ts); null for agents made before them. */
   limits: AgentLimits | null
+  /** Teams, attempts: the group of `--attempts` (its name), else null. */
+  group: string | null
+  /** Teams, attempts: the command run in its sandbox whenever it goes idle, else null. */
+  checkCommand: string | null
+  /** The last check's result (teams/attempts-check.ts), null before the first. */
+  check: AgentCheck | null
+}
+
+export interface AgentCheck {
+  status: 'running' | 'passed' | 'failed'
+  exitCode: number | null
+  output: string
 }
 
 function parseJson<T>(text: string | null): T | null {
@@ -82,6 +94,9 @@ const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
   usage: parseJson<AgentUsage>(r.usage),
   parent: r.parent_id ? {id: r.parent_id, name: r.parent_name ?? ''} : null,
   limits: parseJson<AgentLimits>(r.limits),
+  group: r.group_name ?? null,
+  checkCommand: r.check_command ?? null,
+  check: parseJson<AgentCheck>(r.check_result ?? null),
 })
 
 export interface AgentPatch {
@@ -103,6 +118,7 @@ export interface AgentPatch {
   sandbox?: string | null
   turns?: number
   usage?: AgentUsage | null
+  check?: AgentCheck | null
 }
 
 export interface AgentFilter {
@@ -112,6 +128,8 @@ export interface AgentFilter {
   createdById?: string
   /** Children of these agents (Teams). */
   parentIds?: string[]
+  /** Attempts of this group (Teams). */
+  group?: string
   phase?: string
   brokerId?: string
   includeDeleted?: boolean
@@ -167,7 +185,7 @@ const snapshotOf = (r: {phase: string; activity: string | null; detail: string; 
  * event feeds once the write is committed.
  */
 export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: ArrayReader = null, onEvent: () => void = () => {}) => ({
-  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode' | 'workspace' | 'image' | 'sandbox' | 'turns' | 'usage' | 'parent' | 'limits'> & {parent?: AgentRecord['parent']; limits?: AgentLimits | null}): Promise<AgentRecord> {
+  async insert(a: Omit<AgentRecord, 'deletedAt' | 'lastHeartbeatAt' | 'messageMode' | 'workspace' | 'image' | 'sandbox' | 'turns' | 'usage' | 'parent' | 'limits' | 'group' | 'checkCommand' | 'check'> & {parent?: AgentRecord['parent']; limits?: AgentLimits | null; group?: string | null; checkCommand?: string | null}): Promise<AgentRecord> {
     const facts = agentConfigFacts(a.config)
     try {
       const r = await db
@@ -199,6 +217,8 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
           parent_id: a.parent?.id ?? null,
           parent_name: a.parent?.name ?? null,
           limits: a.limits ? JSON.stringify(a.limits) : null,
+          group_name: a.group ?? null,
+          check_command: a.checkCommand ?? null,
         })
         .returningAll()
         .executeTakeFirstOrThrow()
@@ -244,6 +264,7 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
       if (f.parentIds.length === 0) return []
       q = q.where('parent_id', 'in', f.parentIds)
     }
+    if (f.group !== undefined) q = q.where('group_name', '=', f.group)
     if (f.phase) q = q.where('phase', '=', f.phase)
     if (f.brokerId) q = q.where('broker_id', '=', f.brokerId)
     const rows = await q.orderBy('created_at').orderBy('id').execute()
@@ -341,6 +362,7 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
         ...(patch.sandbox !== undefined && {sandbox: patch.sandbox}),
         ...(patch.turns !== undefined && {turns: patch.turns}),
         ...(patch.usage !== undefined && {usage: patch.usage === null ? null : JSON.stringify(patch.usage)}),
+        ...(patch.check !== undefined && {check_result: patch.check === null ? null : JSON.stringify(patch.check)}),
         updated_at: now,
       })
       .where('id', '=', id)
