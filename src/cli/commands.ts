@@ -5,6 +5,7 @@ import AdminMaintenance from '../../commands/admin/maintenance.js'
 import AdminProfiling from '../../commands/admin/profiling.js'
 import AdminUserRole from '../../commands/admin/user/role.js'
 import AgentAttach from '../../commands/agent/attach.js'
+import AgentCompare from '../../commands/agent/compare.js'
 import AgentCreate from '../../commands/agent/create.js'
 import AgentDelete from '../../commands/agent/delete.js'
 import AgentDiff from '../../commands/agent/diff.js'
@@ -13,6 +14,7 @@ import AgentTreeCommand from '../../commands/agent/tree.js'
 import AgentList from '../../commands/agent/list.js'
 import AgentLogs from '../../commands/agent/logs.js'
 import AgentMerge from '../../commands/agent/merge.js'
+import AgentPick from '../../commands/agent/pick.js'
 import AgentPush from '../../commands/agent/push.js'
 import AgentReincarnate from '../../commands/agent/reincarnate.js'
 import AgentRestart from '../../commands/agent/restart.js'
@@ -70,6 +72,7 @@ export const COMMANDS = {
   'admin:profiling': AdminProfiling,
   'admin:user:role': AdminUserRole,
   'agent:attach': AgentAttach,
+  'agent:compare': AgentCompare,
   'agent:create': AgentCreate,
   'agent:delete': AgentDelete,
   'agent:diff': AgentDiff,
@@ -77,6 +80,7 @@ export const COMMANDS = {
   'agent:list': AgentList,
   'agent:logs': AgentLogs,
   'agent:merge': AgentMerge,
+  'agent:pick': AgentPick,
   'agent:push': AgentPush,
   'agent:reincarnate': AgentReincarnate,
   'agent:restart': AgentRestart,

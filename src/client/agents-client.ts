@@ -42,8 +42,9 @@ export function agentRoute(ref: string, projectId: string): string {
 
 /** Typed calls for agents, brokers and templates (kept apart from the core client). */
 export const agentsApi = (c: HubClient) => ({
-  create: (body: {name: string; projectId: string; harnessConfig?: string; template?: string; task?: string; brokerId?: string; role?: string; runtime?: string; parentId?: string; limits?: Record<string, number>}) =>
-    c.call<{agent: Agent}>('POST', '/api/v1/agents', body),
+  create: (body: {name: string; projectId: string; harnessConfig?: string; template?: string; task?: string; brokerId?: string; role?: string; runtime?: string; parentId?: string; limits?: Record<string, number>; attempts?: number; harnessConfigs?: string[]; check?: string}) =>
+    // With `attempts`: `{group, agents}` instead (docs/teams.md, "Attempts").
+    c.call<{agent: Agent} | {group: string; agents: Agent[]}>('POST', '/api/v1/agents', body),
   /** Stores a secret of the project (`scope: user`: the caller's own, delivered only to agents it starts). */
   putSecret: (projectId: string, key: string, value: string, scope: 'project' | 'user') =>
     c.call<unknown>('PUT', `/api/v1/projects/${enc(projectId)}/secrets/${enc(key)}`, {value, scope}),
