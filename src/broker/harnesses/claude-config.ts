@@ -49,7 +49,9 @@ export function claudeState(existing: Record<string, any>, ctx: LaunchContext, u
   state.hasAcknowledgedCostThreshold = true
   state.bypassPermissionsModeAccepted = true
   // `svc mcp` as the user-scope MCP server `svc` (Claude Code passes its environment on).
-  state.mcpServers = {...(state.mcpServers ?? {}), [SVC_MCP_NAME]: {type: 'stdio', command: SVC_MCP_COMMAND, args: SVC_MCP_ARGS, env: {}}}
+  // `alwaysLoad`: its tools are always offered to the model, never deferred behind a tool search.
+  // (Claude Code may still send a session's first request before the server is up.)
+  state.mcpServers = {...(state.mcpServers ?? {}), [SVC_MCP_NAME]: {type: 'stdio', command: SVC_MCP_COMMAND, args: SVC_MCP_ARGS, env: {}, alwaysLoad: true}}
   const key = ctx.env.ANTHROPIC_API_KEY
   if (key && (ctx.authType === 'api-key' || !ctx.env.CLAUDE_CODE_OAUTH_TOKEN)) {
     const responses = state.customApiKeyResponses ?? {}

@@ -47,7 +47,7 @@ describe('svc mcp in each harness config', () => {
     await claude.prepare(c)
     await claude.prepare(c) // idempotent
     const state = readJson(join(c.home, '.claude.json'))
-    expect(state.mcpServers).toEqual({mine: USER_SERVER, svc: {type: 'stdio', command: 'svc', args: ['mcp'], env: {}}})
+    expect(state.mcpServers).toEqual({mine: USER_SERVER, svc: {type: 'stdio', command: 'svc', args: ['mcp'], env: {}, alwaysLoad: true}})
     expect(readJson(join(c.home, '.claude', 'settings.json')).permissions.allow).toEqual(['Bash(ls:*)', 'mcp__svc'])
   })
 
