@@ -17,7 +17,7 @@ const FIXTURE = fileURLToPath(new URL('../fixtures/claude-permission-prompt.ansi
  * scripted model server, up to its permission prompt. Run by hand when the fixture must be
  * renewed: SVC_RECORD_FIXTURES=1 npx vitest run test/e2e/record-claude-screen.test.ts
  */
-describe.skipIf(!process.env.SVC_RECORD_FIXTURES)('record a Claude Code screen', {timeout: 300_000}, () => {
+describe('record a Claude Code screen', {timeout: 300_000}, () => {
   const root = mkdtempSync(join(tmpdir(), 'svc-record-claude-'))
   const home = join(root, 'home')
   const tmuxDir = join(root, 'tmux')
