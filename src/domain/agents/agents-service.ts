@@ -22,6 +22,7 @@ import {createLauncher, type SecretValues} from './launch.js'
 import type {SessionUsage} from '../../broker/harnesses/types.js'
 import {recordUsage} from './usage.js'
 import {checkChildRole, resolveParent} from '../teams/parent.js'
+import {createBrokerReports} from './broker-reports.js'
 import {appliedWithLimits, budgetForNewAgent, validateLimits} from '../teams/budgets.js'
 import {createBudgetEnforcer} from '../teams/budget-enforcer.js'
 import {createAttemptChecks} from '../teams/attempts-check.js'
@@ -93,19 +94,6 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   const budgets = createBudgetEnforcer(store, stopForLimit, deps.logger)
   // Attempts: a `check` runs in the agent's sandbox whenever it goes idle (teams/attempts-check.ts).
   const checks = createAttemptChecks(store, a.gateway, deps.logger, now)
-
-  /**
-   * A session the Hub does not want: of an agent it does not know, deleted, stopped, or in
-   * `error` (a start that answered after the Hub gave up on it; its token is revoked too).
-   */
-  const unwanted = (rec: AgentRecord | undefined) => !rec || rec.deletedAt !== null || rec.phase === 'stopped' || rec.phase === 'error'
-
-  /** Stops the sessions among `running` that the Hub does not want. */
-  async function stopUnwanted(brokerId: string, running: string[], byId: Map<string, AgentRecord>): Promise<void> {
-    for (const id of running) {
-      if (unwanted(byId.get(id))) await a.gateway.request(brokerId, 'agent.stop', {agentId: id}, 30_000).catch(() => {})
-    }
-  }
 
   /** A limit was exceeded: the agent is stopped and says why (activity `limits_exceeded`). */
   async function stopForLimit(agent: AgentRecord, detail: string): Promise<void> {
@@ -356,50 +344,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
 
     // Events from brokers
 
-    /** A broker says which agents it runs: stop what the Hub deleted, mark lost sessions. */
-    async reconcile(brokerId: string, running: string[], workspaces: string[] = []): Promise<void> {
-      const known = await store.agents.list({brokerId, includeDeleted: true})
-      const byId = new Map(known.map((k) => [k.id, k]))
-      // Workspaces of agents deleted while their broker was away: removed now (branches stay).
-      for (const id of workspaces) {
-        const rec = byId.get(id)
-        if (rec?.deletedAt && !running.includes(id)) {
-          await a.gateway.request(brokerId, 'agent.stop', {agentId: id, removeWorkspace: rec.workspace ?? {path: '', branch: '', baseRef: '', baseCommit: ''}}, 120_000).catch(() => {})
-        }
-      }
-      await stopUnwanted(brokerId, running, byId)
-      const live = new Set(running)
-      for (const rec of known) {
-        if (!rec.deletedAt && rec.phase === 'running' && !live.has(rec.id)) {
-          // A report still pending would otherwise write its phase over the stop.
-          await a.status.forget(rec.id)
-          await store.agents.update(rec.id, {phase: 'stopped', activity: null, error: 'the broker no longer runs this agent'}, now())
-        }
-      }
-    },
-
-    async brokerReportedStatus(brokerId: string, ev: {agentId: string; phase: string; activity?: string; detail?: string; error?: string; log?: string}): Promise<void> {
-      const agent = await store.agents.get(ev.agentId)
-      if (!agent || agent.brokerId !== brokerId || agent.deletedAt) return
-      if (!(PHASES as readonly string[]).includes(ev.phase)) return
-      await archive(agent.id, ev.log)
-      await a.status.forget(agent.id)
-      await store.agents.update(agent.id, {phase: ev.phase, ...(ev.detail !== undefined && {detail: ev.detail}), ...(ev.error !== undefined && {error: ev.error}), ...(ev.phase !== 'running' && {activity: ev.activity === 'limits_exceeded' ? 'limits_exceeded' : null})}, now())
-      if (ev.phase === 'stopped' || ev.phase === 'error') await a.tokens.revokeAll(agent.id)
-      // Its broker stopped it at its duration: its team's time ran out with it.
-      if (ev.phase === 'stopped' && ev.activity === 'limits_exceeded') void budgets.durationRanOut(agent.id)
-    },
-
-    /**
-     * The broker sees these agents' sessions alive: that counts as their heartbeat. A session the
-     * Hub no longer wants is stopped, as at the broker's hello, within one report (15 s).
-     */
-    async brokerReportedAlive(brokerId: string, agentIds: string[]): Promise<void> {
-      const byId = new Map((await store.agents.list({ids: agentIds, includeDeleted: true})).map((k) => [k.id, k]))
-      // A liveness heartbeat: not waited for (the broker's next report carries it again).
-      for (const id of agentIds) if (!unwanted(byId.get(id))) void a.status.report(id, {})
-      await stopUnwanted(brokerId, agentIds, byId)
-    },
+    ...createBrokerReports(deps, {gateway: a.gateway, status: a.status, tokens: a.tokens, archive, durationRanOut: (id) => budgets.durationRanOut(id)}),
 
     countInProject: (projectId: string) => store.agents.countByProject(projectId),
   }
