@@ -14,9 +14,11 @@ const KEY = 'sk-ant-e2e-key-for-the-scripted-server-0123456789'
 /**
  * A real Claude Code lead (only the model is scripted) uses svc's MCP server, configured by svc in
  * its HOME: the model sees the `mcp__svc__*` tools and calls `mcp__svc__agent_create`, which runs
- * `svc mcp` inside the lead's sandbox with the lead's own token, so the new agent is its child.
+ * `svc mcp` inside the lead's sandbox with the lead's own token, so the new agent is its child;
+ * then `agent_wait` until the child (a shell agent that commits and reports `completed`) is done,
+ * and `agent_merge`, which lands the child's commit in the lead's branch and work tree.
  */
-describe('a Claude Code lead creates its child through svc mcp', {timeout: 300_000}, () => {
+describe('a Claude Code lead creates, waits for and merges its child through svc mcp', {timeout: 300_000}, () => {
   const root = mkdtempSync(join(tmpdir(), 'svc-e2e-claude-mcp-'))
   const home = join(root, 'home')
   const tmuxDir = join(root, 'tmux')
@@ -63,13 +65,17 @@ describe('a Claude Code lead creates its child through svc mcp', {timeout: 300_0
     rmSync(root, {recursive: true, force: true, maxRetries: 10, retryDelay: 200})
   })
 
-  it('the model calls mcp__svc__agent_create; the child is the lead\'s, and the tool result reaches the model', async () => {
+  it('the model creates its child (mcp__svc__agent_create), waits for it (agent_wait) and merges it into its own branch (agent_merge)', async () => {
     // Claude Code may send its first request before its MCP servers are up (then it offers them
     // later): the scripted model calls the tool once it is offered, and waits with Bash until then.
+    const TASK = 'echo feature > feature.txt && git add feature.txt && git -c user.name=h -c user.email=h@example.com commit -qm feature && svc status completed'
     model.respond((body) => {
-      if (JSON.stringify(body.messages).includes('mcp__svc__agent_create')) return {text: 'Created helper.'}
-      if ((body.tools ?? []).some((t: {name: string}) => t.name === 'mcp__svc__agent_create')) return {tool: {name: 'mcp__svc__agent_create', input: {name: 'helper', harness: 'shell', task: 'echo hi'}}}
-      return {tool: {name: 'Bash', input: {command: 'sleep 1', description: 'wait for the svc tools'}}}
+      const said = JSON.stringify(body.messages)
+      if (!(body.tools ?? []).some((t: {name: string}) => t.name === 'mcp__svc__agent_create')) return {tool: {name: 'Bash', input: {command: 'sleep 1', description: 'wait for the svc tools'}}}
+      if (!said.includes('mcp__svc__agent_create')) return {tool: {name: 'mcp__svc__agent_create', input: {name: 'helper', harness: 'shell', task: TASK}}}
+      if (!said.includes('mcp__svc__agent_wait')) return {tool: {name: 'mcp__svc__agent_wait', input: {agent: 'helper', for: 'done', timeoutSeconds: 120}}}
+      if (!said.includes('mcp__svc__agent_merge')) return {tool: {name: 'mcp__svc__agent_merge', input: {agent: 'helper'}}}
+      return {text: 'Merged helper.'}
     })
     const r = await svc(['agent', 'create', 'lead', '--harness', 'claude', 'start a helper', '--json'])
     expect(r.code, r.stderr + r.stdout).toBe(0)
@@ -86,6 +92,13 @@ describe('a Claude Code lead creates its child through svc mcp', {timeout: 300_0
     // The tool's answer (the Hub's record of the child) went back to the model.
     const second = await model.waitForRequest((q) => q.main && JSON.stringify(q.body.messages).includes('tool_result') && JSON.stringify(q.body.messages).includes(helper.id), 90_000, 'the tool result in the next request')
     expect(JSON.stringify(second.body.messages)).toContain('svc/helper')
-    await waitFor(async () => (await agents()).find((a) => a.id === lead.id && a.activity === 'idle'), 90_000, 'the lead idle')
+    // It waited for the child to be done, then merged the child's commit into its branch and work tree.
+    const merged = await model.waitForRequest((q) => q.main && /\\"merged\\": ?true/.test(JSON.stringify(q.body.messages)), 60_000, 'the merge result in a request')
+    // The wait answered the child's record once it reported its work completed.
+    expect(JSON.stringify(merged.body.messages)).toMatch(/\\"activity\\": ?\\"completed/)
+    const idle = await waitFor(async () => (await agents()).find((a) => a.id === lead.id && a.activity === 'idle' && JSON.stringify(model.mainRequests().at(-1)?.body.messages ?? '').includes('mcp__svc__agent_merge')), 90_000, 'the lead idle after merging')
+    expect(readFileSync(join(idle.workspace.path, 'feature.txt'), 'utf8')).toBe('feature\n')
+    expect(execFileSync('git', ['log', '--format=%s', 'HEAD'], {cwd: idle.workspace.path, encoding: 'utf8'}).split('\n')).toContain('feature')
+    expect(execFileSync('git', ['status', '--porcelain'], {cwd: idle.workspace.path, encoding: 'utf8'})).toBe('')
   })
 })
