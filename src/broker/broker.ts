@@ -12,7 +12,7 @@ import {handleWorkspaceRequest} from './workspace-requests.js'
 import type {KeyInput, Runtime, RuntimeHandle} from './runtime.js'
 import type {RuntimeSettings} from './runtimes/select.js'
 import {agentRepoPaths, removeWorkspace} from './workspace/repository.js'
-import {readRecord, repoMounts} from './workspace/agent-repo.js'
+import {execInAgent} from './agent-exec.js'
 import {removeWorkspaceAndBranch} from './workspace/branch-removal.js'
 import {keptReportsCourier} from './status-delivery.js'
 import {submitText} from './submit-text.js'
@@ -318,20 +318,10 @@ export class Broker {
     return {log, ...(branch && {branch})}
   }
 
-  /**
-   * Runs one command inside an agent's own confinement (Runtime.exec): its running session's
-   * runtime, else (a stopped agent) this broker's default, which for a sandbox makes a fresh one.
-   * The mounts come from the agent's record, as for its session.
-   */
+  /** A command in an agent's own confinement: its session's runtime, else (stopped) this broker's default (agent-exec.ts). */
   private async runInAgent(agentId: string, argv: string[]) {
     const a = this.registry.get(agentId)
-    const rt = a ? this.runtimeOf(a) : this.runtime
-    if (!rt.exec) throw new BrokerError('unsupported_method', `the ${rt.type} runtime cannot run a command in an agent's confinement`)
-    const paths = agentRepoPaths(this.opts.stateDir, agentId)
-    const rec = readRecord(paths)
-    if (!rec) throw new BrokerError('workspace_missing', `agent ${agentId} has no repository on this broker`)
-    const mounts = repoMounts(paths, rec)
-    return rt.exec(a?.handle ?? null, {agentId, workdir: paths.workdir, home: agentHome(this.opts.stateDir, agentId), writablePaths: mounts.writable, readablePaths: mounts.readable}, argv, {timeoutMs: 120_000})
+    return execInAgent(this.opts.stateDir, a ? this.runtimeOf(a) : this.runtime, a?.handle ?? null, agentId, argv)
   }
 
   /** Requests from the Hub. Unknown methods are refused so an older broker says so plainly. */
