@@ -80,7 +80,7 @@ describeEachDialect('agents: review and land work (diff, merge, push)', (dialect
     expect((await hub.request('GET', `/api/v1/agents/${agents.alice.id}/diff?maxBytes=10`)).body.error.code).toBe('validation_error')
   })
 
-  it('who may: reading suffices for the diff; merge and push need a person owning the agent or holding agent.lifecycle; agents never', async () => {
+  it('who may: reading suffices for the diff; merge and push need a person owning the agent or holding agent.lifecycle; an agent never lands its own work', async () => {
     const diff = `/api/v1/agents/${agents.alice.id}/diff`
     const merge = `/api/v1/agents/${agents.alice.id}/merge`
     expect((await hub.request('GET', diff, {token: stranger.token})).status).toBe(404)
@@ -97,7 +97,8 @@ describeEachDialect('agents: review and land work (diff, merge, push)', (dialect
     for (const action of ['merge', 'push']) {
       const r = await hub.request('POST', `/api/v1/agents/${agents.alice.id}/${action}`, {token: agentToken, body: {}})
       expect(r.status, action).toBe(403)
-      expect(r.body.error.message).toMatch(/agents never/)
+      // An agent merges only its own children (Teams); its own work it never lands.
+      expect(r.body.error.message).toMatch(action === 'merge' ? /only its own children/ : /agents never/)
     }
     expect((await hub.request('POST', merge, {body: {strategy: 'rebase'}})).body.error.code).toBe('validation_error')
     // Nothing moved.
