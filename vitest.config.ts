@@ -8,9 +8,11 @@ export default defineConfig({
     exclude: ['**/node_modules/**', ...(process.env.SVC_RECORD_FIXTURES ? [] : ['test/e2e/record-*.test.ts'])],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Two cores here: a few forks keep PostgreSQL and tmux tests from starving each other.
+    // Two cores here, and most tests wait (harnesses, tmux, HTTP, PostgreSQL) rather than compute:
+    // four forks keep both cores busy without starving PostgreSQL and tmux tests (a full run used
+    // under one core on average with three).
     pool: 'forks',
-    maxWorkers: 3,
+    maxWorkers: 4,
     globalSetup: ['test/helpers/global-setup.ts'],
   },
 })
