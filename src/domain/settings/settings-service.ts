@@ -133,8 +133,17 @@ export function createSettingsService(deps: SettingsDeps): SettingsService {
     for (const fn of listeners) fn()
   }
 
+  // Reloads overlap (after a write, on another replica's event, on the poll) and their reads can
+  // answer out of order: only a reload started after the last one applied may replace the rows,
+  // else an older read would put a save's own write out of view (and the next save, comparing
+  // against that view, would take a change for a no-op).
+  let reloadsStarted = 0
+  let reloadApplied = 0
   const reload = async () => {
+    const n = ++reloadsStarted
     const [list] = await Promise.all([store.settingsSections.list(), maintenance.reload()])
+    if (n < reloadApplied) return
+    reloadApplied = n
     refresh(list)
   }
 
