@@ -197,7 +197,11 @@ describe('gemini harness end to end', {timeout: 420_000}, () => {
     await until('idle after the resumed turn', (a) => a.activity === 'idle' && a.turns === 3)
   })
 
-  it('a turn that ends on an API error: idle with the error Gemini CLI showed as detail and error; the next turn that works clears it', async () => {
+  // One retry: on an overloaded machine Gemini CLI can kill the AfterAgent hook at its own 15 s
+  // hook timeout, and that turn's report is then lost (kept reports cover a Hub away, not a hook
+  // that never finished); seen once
+  // in a full CI run beside the rest of the suite, never alone beside two busy loops.
+  it('a turn that ends on an API error: idle with the error Gemini CLI showed as detail and error; the next turn that works clears it', {retry: 1}, async () => {
     // Gemini CLI fires no hook of its own for it: AfterAgent with no response text, and the
     // error in its session file (gemini.ts, geminiHookError).
     model.enqueue({error: 400, message: 'scripted refusal: this model does not take that request'})
