@@ -5,6 +5,7 @@
  * carry the hook's event JSON on stdin.
  */
 import {mkdir, readFile, writeFile} from 'node:fs/promises'
+import {unlinkPlantedLinks} from './json-file.js'
 import {join} from 'node:path'
 import {hooksJson, mergeConfigToml, svcMcpTable, type TomlTable, type TomlValue} from './codex-config.js'
 import {clipLine, toolDetail} from './tool-detail.js'
@@ -77,6 +78,7 @@ async function prepare(ctx: LaunchContext): Promise<void> {
   const dir = codexHome(ctx)
   await mkdir(dir, {recursive: true, mode: 0o700})
   const configPath = join(dir, 'config.toml')
+  for (const f of [configPath, join(dir, 'hooks.json')]) await unlinkPlantedLinks(f)
   const {root, tables} = codexConfig(ctx)
   await writeFile(configPath, mergeConfigToml(await readOr(configPath, ''), root, tables), {mode: 0o600})
   await writeFile(join(dir, 'hooks.json'), hooksJson(ctx.hookCommand), {mode: 0o600})

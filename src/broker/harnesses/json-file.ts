@@ -3,8 +3,34 @@
  * `opencode.json`, ...): read as an object whatever is there, written whole or not at all, so a
  * harness of a previous run still reading one never sees half of it.
  */
-import {copyFile, mkdir, readFile, rename, writeFile} from 'node:fs/promises'
-import {dirname} from 'node:path'
+import {copyFile, lstat, mkdir, readFile, rename, unlink, writeFile} from 'node:fs/promises'
+import {basename, dirname} from 'node:path'
+
+/**
+ * The agent can write its HOME: a file or directory there may be a link it planted to the host's
+ * files (`~/.claude.json` -> the Hub's dev token), and the broker reads and writes these files
+ * as its own user while the agent is stopped (a start, a restart). Before the broker touches
+ * `path`, every link on the way from the agent's HOME (`<state>/homes/<id>`, or the file's own
+ * directory when no such ancestor exists) down to it is removed: the link is the agent's, the
+ * file it points at is not read, copied or written.
+ */
+export async function unlinkPlantedLinks(path: string): Promise<void> {
+  const chain = [path]
+  let inHome = false
+  for (let d = dirname(path); d !== dirname(d); d = dirname(d)) {
+    if (basename(dirname(d)) === 'homes') {
+      inHome = true
+      break
+    }
+    chain.push(d)
+  }
+  // Outside a broker's `homes/` (a HOME given otherwise): the file and its directory only.
+  const steps = inHome ? chain.reverse() : [dirname(path), path]
+  for (const p of steps) {
+    const st = await lstat(p).catch(() => null)
+    if (st?.isSymbolicLink()) await unlink(p)
+  }
+}
 
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -14,6 +40,7 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object'
  * so the agent still starts.
  */
 export async function readJsonObject(path: string): Promise<Record<string, any>> {
+  await unlinkPlantedLinks(path)
   let text: string
   try {
     text = await readFile(path, 'utf8')
@@ -32,6 +59,7 @@ export async function readJsonObject(path: string): Promise<Record<string, any>>
 
 /** Writes `value` as pretty JSON through a temp file and a rename (mode 0600 by default). */
 export async function writeJsonFile(path: string, value: unknown, mode = 0o600): Promise<void> {
+  await unlinkPlantedLinks(path)
   await mkdir(dirname(path), {recursive: true})
   const tmp = `${path}.svc-${process.pid}.tmp`
   await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, {mode})

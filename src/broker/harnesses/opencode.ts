@@ -1,6 +1,6 @@
 import {mkdir, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {readJsonObject, writeJsonFile} from './json-file.js'
+import {readJsonObject, unlinkPlantedLinks, writeJsonFile} from './json-file.js'
 import {PLUGIN_FILE, pluginSource} from './opencode-plugin.js'
 import {clipLine, toolDetail as detailOf} from './tool-detail.js'
 import type {HarnessModule, HookReport, LaunchContext, SessionUsage} from './types.js'
@@ -57,6 +57,7 @@ export function mergeConfig(existing: Record<string, any>, ctx: Pick<LaunchConte
 async function markInstalled(dir: string): Promise<void> {
   await mkdir(join(dir, 'node_modules'), {recursive: true})
   const pkgFile = join(dir, 'package.json')
+  for (const f of [pkgFile, join(dir, 'package-lock.json')]) await unlinkPlantedLinks(f)
   const pkg = await readJsonObject(pkgFile)
   if (!pkg.dependencies) await writeFile(pkgFile, `${JSON.stringify({...pkg, dependencies: {}}, null, 2)}\n`)
   const lockFile = join(dir, 'package-lock.json')
@@ -177,6 +178,7 @@ export const opencode: HarnessModule = {
     await mkdir(join(dir, 'plugin'), {recursive: true})
     const file = join(dir, 'opencode.json')
     await writeJsonFile(file, mergeConfig(await readJsonObject(file), ctx), 0o644)
+    await unlinkPlantedLinks(join(dir, 'plugin', PLUGIN_FILE))
     await writeFile(join(dir, 'plugin', PLUGIN_FILE), pluginSource(ctx.hookCommand))
     await markInstalled(dir)
   },

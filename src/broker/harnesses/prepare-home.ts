@@ -6,12 +6,14 @@
  */
 import {copyFile, chmod, mkdir} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
+import {unlinkPlantedLinks} from './json-file.js'
 import type {HarnessModule, LaunchContext} from './types.js'
 
 export async function prepareHarnessHome(mod: HarnessModule, ctx: LaunchContext): Promise<void> {
   const auth = mod.auth.types[ctx.authType]
   if (auth?.credentialsFile) {
     const target = join(ctx.home, auth.credentialsFile)
+    await unlinkPlantedLinks(target)
     await mkdir(dirname(target), {recursive: true, mode: 0o700})
     try {
       await copyFile(join(ctx.userHome, auth.credentialsFile), target)
