@@ -10,6 +10,7 @@ import {dirname, join, resolve, sep} from 'node:path'
 import type {AgentWorkspace} from '../api/dto.js'
 import {resolveHarness, type HarnessConfig} from './harness.js'
 import {prepareHarnessHome} from './harnesses/prepare-home.js'
+import {writeHomeFile} from './harnesses/json-file.js'
 import {harnessModule} from './harnesses/registry.js'
 import type {LaunchContext} from './harnesses/types.js'
 import type {Runtime, RuntimeHandle} from './runtime.js'
@@ -147,13 +148,13 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
   // A restart resumes the harness's session (kept in its HOME), whether or not its directory had to be put back.
   const resume = p.existingWorkspace != null
   try {
-    mkdirSync(join(home, '.svc'), {recursive: true, mode: 0o700})
-    if (p.env.SVC_AUTH_TOKEN) writeFileSync(agentTokenFile(home), p.env.SVC_AUTH_TOKEN + '\n', {mode: 0o600})
+    mkdirSync(home, {recursive: true, mode: 0o700})
+    // The HOME is the agent's: written without following a link it may have planted (a restart).
+    if (p.env.SVC_AUTH_TOKEN) await writeHomeFile(agentTokenFile(home), p.env.SVC_AUTH_TOKEN + '\n')
     for (const f of p.secretFiles ?? []) {
       const target = resolve(home, f.target.replace(/^~\//, ''))
       if (!target.startsWith(home + sep)) throw new LaunchError('workspace_failed', `secret file target ${JSON.stringify(f.target)} is outside the agent's HOME`)
-      mkdirSync(dirname(target), {recursive: true, mode: 0o700})
-      writeFileSync(target, f.value, {mode: 0o600})
+      await writeHomeFile(target, f.value)
     }
     if (!resume) d.writeTemplateFiles(workdir, p.templateFiles ?? [])
     const env: Record<string, string> = {...baseEnv, ...p.env, HOME: home, SVC_HUB_ENDPOINT: d.hubUrl, SVC_AUTH_TOKEN_FILE: agentTokenFile(home)}

@@ -1,4 +1,4 @@
-import {mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync} from 'node:fs'
+import {lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
@@ -70,4 +70,18 @@ describe('AgentLimits: an agent token file near its expiry is refreshed', () => 
     expect(readFileSync(old, 'utf8')).toBe('svc_agt_old\n')
     expect(errors).toEqual([`a1: refreshing the agent's token failed: the Hub answered 401: {"error":{"code":"unauthorized"}}`])
   })
+
+  it('a token file the running agent replaced by a link to a host file: the host file is neither sent nor written', async () => {
+    const hostFile = join(dir, 'host-secret')
+    writeFileSync(hostFile, 'svc_dev_of_the_hub\n')
+    const file = tokenFile('a1', 'svc_agt_old', 14 * HOUR)
+    rmSync(file)
+    symlinkSync(hostFile, file)
+    await limits.refreshTokens()
+    expect(seen).toEqual([])
+    expect(readFileSync(hostFile, 'utf8')).toBe('svc_dev_of_the_hub\n')
+    expect(lstatSync(file, {throwIfNoEntry: false})).toBeUndefined()
+    expect(errors).toEqual([`a1: refreshing the agent's token failed: its token file is missing or was replaced`])
+  })
 })
+

@@ -4,7 +4,8 @@
  * deadline is kept in the registry) and the agent's token, refreshed before it expires so a
  * long-running agent's hooks never go unauthenticated (the agent reads SVC_AUTH_TOKEN_FILE).
  */
-import {readFileSync, statSync, writeFileSync} from 'node:fs'
+import {lstatSync} from 'node:fs'
+import {readHomeFile, writeHomeFile} from './harnesses/json-file.js'
 import {agentHome, agentTokenFile} from './agent-launch.js'
 import {hubPost} from './hub-post.js'
 
@@ -65,10 +66,12 @@ export class AgentLimits {
     for (const agentId of this.tokens) {
       const file = agentTokenFile(agentHome(this.opts.stateDir, agentId))
       try {
-        if (now - statSync(file).mtimeMs < REFRESH_AFTER_MS) continue
-        const current = readFileSync(file, 'utf8').trim()
+        // The running agent can write its HOME: a link planted at the token file is removed, never followed.
+        const current = (await readHomeFile(file))?.trim()
+        if (!current) throw new Error('its token file is missing or was replaced')
+        if (now - lstatSync(file).mtimeMs < REFRESH_AFTER_MS) continue
         const fresh = await refreshToken(this.opts.hubUrl, agentId, current)
-        writeFileSync(file, fresh + '\n', {mode: 0o600})
+        await writeHomeFile(file, fresh + '\n')
       } catch (err) {
         this.opts.onError(agentId, `refreshing the agent's token failed: ${(err as Error).message}`)
       }

@@ -139,7 +139,10 @@ describe('attacks on the host through git, from inside a sandboxed agent', () =>
     const hubSvc = join(hub.home, '.svc')
     expect(existsSync(join(hubSvc, 'dev-token'))).toBe(true)
     const gitDir = join(stateDir, 'repos', `${mallory.id}.git`)
-    const widen = [`echo "gitdir: ${hubSvc}" > .git`, `echo "${hubSvc}" > ${gitDir}/commondir`, 'echo "widen-rc=$?"'].join('; ')
+    // And its token file a link to a Hub file: the restart writes the new token, never through it.
+    const victim = join(hubSvc, 'victim.txt')
+    writeFileSync(victim, 'a file of the Hub\n')
+    const widen = [`echo "gitdir: ${hubSvc}" > .git`, `echo "${hubSvc}" > ${gitDir}/commondir`, `ln -sf ${victim} "$HOME/.svc/agent-token"`, 'echo "widen-rc=$?"'].join('; ')
     expect(await typed(mallory.id, widen, 'widen-rc')).toBe('0')
     const token = await agentToken(mallory.id)
     const restarted = await hub.request('POST', `/api/v1/agents/${mallory.id}/restart`, {token, body: {}})
@@ -150,6 +153,7 @@ describe('attacks on the host through git, from inside a sandboxed agent', () =>
     // empty parent of the agent's own mounts: none of the Hub's files is in it.
     expect(await typed(mallory.id, `echo "hubfiles=$(ls -A ${hubSvc} 2>/dev/null | grep -c -e dev-token -e hub.db -e secrets)"`, 'hubfiles')).toBe('0')
     expect(await logs(mallory.id)).not.toContain(readFileSync(join(hubSvc, 'dev-token'), 'utf8').trim())
+    expect(readFileSync(victim, 'utf8')).toBe('a file of the Hub\n')
     // svc's own reads refuse the planted commondir's effect: the diff still reads the agent's objects only.
     expect((await hub.request('GET', `/api/v1/agents/${mallory.id}/diff`)).status).toBe(200)
   }, 180_000)

@@ -3,7 +3,8 @@
  * `opencode.json`, ...): read as an object whatever is there, written whole or not at all, so a
  * harness of a previous run still reading one never sees half of it.
  */
-import {copyFile, lstat, mkdir, readFile, rename, unlink, writeFile} from 'node:fs/promises'
+import {constants} from 'node:fs'
+import {copyFile, lstat, mkdir, open, readFile, rename, unlink, writeFile} from 'node:fs/promises'
 import {basename, dirname} from 'node:path'
 
 /**
@@ -64,4 +65,32 @@ export async function writeJsonFile(path: string, value: unknown, mode = 0o600):
   const tmp = `${path}.svc-${process.pid}.tmp`
   await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, {mode})
   await rename(tmp, path)
+}
+
+/** Reads a file of the agent's HOME without following a link planted there (null: absent or a link). */
+export async function readHomeFile(path: string): Promise<string | null> {
+  await unlinkPlantedLinks(path)
+  try {
+    const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    try {
+      return await fh.readFile('utf8')
+    } finally {
+      await fh.close()
+    }
+  } catch {
+    return null
+  }
+}
+
+/** Writes a file of the agent's HOME (a token, a secret file): links on the way removed, the file opened O_NOFOLLOW. */
+export async function writeHomeFile(path: string, content: string, mode = 0o600): Promise<void> {
+  await unlinkPlantedLinks(path)
+  await mkdir(dirname(path), {recursive: true, mode: 0o700})
+  await unlinkPlantedLinks(path)
+  const fh = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, mode)
+  try {
+    await fh.writeFile(content)
+  } finally {
+    await fh.close()
+  }
 }
