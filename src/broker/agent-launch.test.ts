@@ -33,6 +33,24 @@ function recordingRuntime(): Runtime & {started: AgentSpec[]} {
   }
 }
 
+describe("the destinations an isolated sandbox lets an agent reach", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-launch-egress-'))
+  afterAll(() => rmSync(dir, {recursive: true, force: true}))
+
+  it("come from the harness config and the Hub, never from the agent's secrets (an agent can write project secrets)", async () => {
+    const runtime = recordingRuntime()
+    const env = {PATH: `${BIN}:/usr/bin:/bin`, ANTHROPIC_API_KEY: 'k'}
+    await launchAgent(
+      {agentId: 'e1', name: 'c', projectId: 'p', harnessConfig: 'claude', harness: {harness: 'claude', env: {ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010'}}, env: {SVC_AUTH_TOKEN: 't', EVIL_BASE_URL: 'http://127.0.0.1:5432'}, task: 'hi'},
+      {stateDir: dir, hubUrl: 'http://127.0.0.1:9', runtime, runtimeEnv: env, writeTemplateFiles},
+    )
+    const [spec] = runtime.started
+    expect(spec!.env.EVIL_BASE_URL).toBe('http://127.0.0.1:5432')
+    expect(spec!.egressEnv).toMatchObject({ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010', SVC_HUB_ENDPOINT: 'http://127.0.0.1:9'})
+    expect(spec!.egressEnv!.EVIL_BASE_URL).toBeUndefined()
+  })
+})
+
 describe('launching a harness that is a Node script in a container', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-launch-'))
   afterAll(() => rmSync(dir, {recursive: true, force: true}))

@@ -160,6 +160,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     const env: Record<string, string> = {...baseEnv, ...p.env, HOME: home, SVC_HUB_ENDPOINT: d.hubUrl, SVC_AUTH_TOKEN_FILE: agentTokenFile(home)}
     const task = !resume && p.task ? p.task : undefined
     let command: string[]
+    let harnessEnv: Record<string, string> = {}
     let pasteTask: string | undefined
     if (mod) {
       const ctx: LaunchContext = {
@@ -176,7 +177,8 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
         hookCommand: [...selfCommand(), 'hook', mod.type],
         userHome: process.env.HOME || homedir(),
       }
-      Object.assign(env, mod.env?.(ctx))
+      harnessEnv = mod.env?.(ctx) ?? {}
+      Object.assign(env, harnessEnv)
       await prepareHarnessHome(mod, ctx)
       command = [...launcher, ...resolved.args, ...mod.args(ctx)]
       if (task && resolved.taskFlag) command.push(resolved.taskFlag, task)
@@ -196,6 +198,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       projectId: p.projectId,
       command,
       env,
+      egressEnv: {...baseEnv, ...harnessEnv, SVC_HUB_ENDPOINT: d.hubUrl},
       image: p.image ?? resolved.image,
       workdir,
       home,

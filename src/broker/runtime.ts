@@ -25,6 +25,12 @@ export interface AgentSpec {
   command: string[]
   /** The agent environment (SVC_HUB_ENDPOINT, SVC_AUTH_TOKEN, SVC_AGENT_ID, ...) plus harness env. */
   env: Record<string, string>
+  /**
+   * The variables whose URLs an isolated sandbox lets the agent reach (egress-plan.ts): the harness
+   * config's and the Hub's, never the agent's secrets (an agent can write project secrets, and a
+   * secret named `*_BASE_URL` would widen its own network). Absent: `env`.
+   */
+  egressEnv?: Record<string, string>
   /** Container image (container runtimes; ignored by `local`). */
   image?: string
   /** The agent's working directory: its git worktree (or an empty directory without a checkout). */

@@ -172,7 +172,7 @@ export class LocalTmuxRuntime implements Runtime {
     // Network and uid: fixed here, from the env the broker built from records and from settings.
     const iso = await prepareIsolation(
       {network: 'host', userNamespace: 'required', egressAllow: [], runtimeName: 'local', ...this.opts.isolation},
-      {bwrap: bwrap!, dir: this.sandboxDir(session), home, env: spec.env, command: spec.command, path: this.env.PATH, brokerUid: process.getuid?.() ?? -1},
+      {bwrap: bwrap!, dir: this.sandboxDir(session), home, env: spec.egressEnv ?? spec.env, command: spec.command, path: this.env.PATH, brokerUid: process.getuid?.() ?? -1},
     )
     const args = bwrapArgs({
       workdir: spec.workdir,
