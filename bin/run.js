@@ -1,15 +1,24 @@
 #!/usr/bin/env node
 // The svc entry point. It runs the esbuild bundle in dist/ (built by `npm run build`,
 // which `npm start` and `npm test` run first); the release executable embeds the same bundle.
-import {existsSync} from 'node:fs'
+// Every import here is a cost of every `svc` start: the paths below load only what they use.
+import {existsSync, readFileSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 
-// Harness hooks run `svc hook ...` on every tool call: that path loads no CLI framework.
-const hook = process.argv[2] === 'hook'
-const entry = new URL(hook ? '../dist/hook.js' : '../dist/cli.js', import.meta.url)
-if (!existsSync(fileURLToPath(entry))) {
-  process.stderr.write('svc: dist/cli.js is missing; run `npm run build` first\n')
-  process.exit(2)
+const argv = process.argv.slice(2)
+if (argv[0] === '--version' && argv.length === 1) {
+  // oclif's answer (its userAgent) without loading oclif and the CLI bundle (~0.8 MB to compile).
+  // The executable's loader has the same fast path (scripts/build-binary.mjs, LOADER).
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  process.stdout.write(`${pkg.name}/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`)
+} else {
+  // Harness hooks run `svc hook ...` on every tool call: that path loads no CLI framework.
+  const hook = argv[0] === 'hook'
+  const entry = new URL(hook ? '../dist/hook.js' : '../dist/cli.js', import.meta.url)
+  if (!existsSync(fileURLToPath(entry))) {
+    process.stderr.write('svc: dist/cli.js is missing; run `npm run build` first\n')
+    process.exit(2)
+  }
+  const {main} = await import(entry.href)
+  await main(hook ? argv.slice(1) : argv)
 }
-const {main} = await import(entry.href)
-await main(process.argv.slice(hook ? 3 : 2))

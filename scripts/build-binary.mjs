@@ -233,6 +233,10 @@ const LOADER = `'use strict'
 // svc single executable: compiles the bundled CLI (asset svc.cjs) with the V8 code cache recorded
 // at build time (asset svc.cache), and the Hub's packages (vendor.cjs) when first needed; see
 // scripts/build-binary.mjs.
+if (process.argv[2] === '--version' && process.argv.length === 3) {
+  // oclif's answer (its userAgent) without compiling the CLI: name and version are fixed at build time.
+  process.stdout.write(${JSON.stringify(`${pkg.name}/${pkg.version} `)} + process.platform + '-' + process.arch + ' node-' + process.version + '\\n')
+} else {
 const sea = require('node:sea')
 const vm = require('node:vm')
 if (process.argv[2] === 'hook') {
@@ -246,6 +250,7 @@ const source = ${JSON.stringify(WRAP[0])} + sea.getAsset('svc.cjs', 'utf8') + ${
 const script = new vm.Script(source, {filename: 'svc.cjs', cachedData: Buffer.from(sea.getRawAsset('svc.cache'))})
 if (process.env.SVC_SEA_CODE_CACHE_CHECK) process.stderr.write('svc code cache ' + (script.cachedDataRejected ? 'rejected' : 'accepted') + '\\n')
 script.runInThisContext()(exports, require, module, __filename, __dirname)
+}
 }
 `
 
