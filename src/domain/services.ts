@@ -13,6 +13,8 @@ import {projectUsage} from './agents/usage.js'
 import {createAgentFeed, type AgentFeed} from './events/agent-feed.js'
 import {createEventsService, type EventsService} from './events/events-service.js'
 import {createTeamsService, type TeamsService} from './teams/tree.js'
+import {createApprovalsService, type ApprovalsService} from './approvals/approvals-service.js'
+import {rulesOf} from './approvals/rules.js'
 import {agentView} from './agents/agent-state.js'
 import {createReviewService, type ReviewService} from './agents/review-service.js'
 import {createBrokersService, type BrokersService} from './brokers/brokers-service.js'
@@ -40,6 +42,8 @@ export interface Services {
   /** Diff, merge and push of agents' work (on their brokers). */
   review: ReviewService
   teams: TeamsService
+  /** Harnesses' permission requests: held, decided, waited on (approvals/approvals-service.ts). */
+  approvals: ApprovalsService
   templates: TemplatesService
   messages: MessagesService
   projectSettings: ProjectSettingsService
@@ -86,7 +90,13 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     async (projectId) => projectUsage(deps.store, projectId),
   ])
   const agentFeed = createAgentFeed(deps)
-  const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId, colocatedStarting: () => colocatedStarting})
+  const approvals = createApprovalsService(deps, {
+    access,
+    status,
+    rules: () => rulesOf(opts.settings?.resolved()),
+    harnessOf: async (agent) => (await opts.agentSettings()).harnessConfigs[agent.harnessConfig]?.harness ?? agent.harnessConfig,
+  })
+  const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId, colocatedStarting: () => colocatedStarting, settleApprovals: (id, activity) => approvals.settle(id, activity)})
   return {
     authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),
     users,
@@ -96,6 +106,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     agents,
     agentTokens,
     review: createReviewService(deps, {access, gateway: opts.gateway}),
+    approvals,
     teams: createTeamsService(deps, {access, view: (r) => agentView(r, status.pendingFor(r.id), deps.clock.now().getTime())}),
     templates: createTemplatesService(deps, access),
     messages: createMessagesService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings}),
@@ -106,6 +117,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     setColocatedBroker: (id) => (colocatedBrokerId = id),
     setColocatedStarting: (p) => (colocatedStarting = p),
     close: async () => {
+      approvals.close()
       await status.close()
       await agentFeed.close()
     },

@@ -15,6 +15,8 @@ export interface AgentEventsTable {
   /** The agent's `error` after and before the change (migration 0018; null on older rows). */
   error: string | null
   prev_error: string | null
+  /** On an `approval_requested` row, the approval as requested (JSON; migration 0021); else null. */
+  approval?: string | null
   at: string
 }
 

@@ -57,6 +57,8 @@ export interface AgentServiceDeps {
   colocatedBrokerId: () => string | null
   /** While the co-located broker starts: settles once it is connected (or gave up). */
   colocatedStarting?: () => Promise<unknown> | null
+  /** A status report's activity ends the agent's pending approvals it answered at its terminal (approvals-service.ts). */
+  settleApprovals?: (agentId: string, activity: string | undefined) => Promise<void>
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
@@ -229,6 +231,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         deps.logger.warn({agentId: agent.id, err: (failure = (err as Error).message)}, 'stopping a deleted agent failed; the broker reconciles it when it reconnects')
       }
       const deleted = (await store.agents.update(agent.id, {phase: 'stopped', activity: null, deletedAt: now()}, now()))!
+      await store.agentPorts.release(agent.id)
       deps.logger.info({agentId: agent.id, by: ctx.principal.id}, 'agent deleted')
       await pruneDeletedLogs(deps, clock.now())
       deps.telemetry?.({type: 'agent.deleted', agentId: agent.id, attributes: {'project.id': agent.projectId}})
@@ -241,7 +244,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       return view((await store.agents.update(agent.id, {phase: 'stopped', activity: null}, now()))!)
     },
 
-    async start(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
+    /** `setup`: the workspace's setup runs again (a restart that asks: docs/environments.md). */
+    async start(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
       const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
       if (agent.phase === 'running' && agent.brokerId && a.gateway.isConnected(agent.brokerId)) return view(agent)
       const settings = await a.settings()
@@ -257,12 +261,12 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         if (!wasLive) await checkQuotas(tx, agent.projectId, brokerId, settings.quotas)
         return (await tx.agents.update(agent.id, {phase: 'provisioning', brokerId, error: null}, now()))!
       })
-      return view(await dispatch(ready))
+      return view(await dispatch(ready, {runSetup: opts.setup === true}))
     },
 
-    async restart(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
+    async restart(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
       await this.stop(ctx, ref, projectRef)
-      return this.start(ctx, ref, projectRef)
+      return this.start(ctx, ref, projectRef, opts)
     },
 
     /**
@@ -303,6 +307,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       if (report.turnEnded) await store.agents.incrementTurns(ref, now())
       if (report.usage || report.turnEnded) await budgets.check(ref)
       if (report.activity === 'idle') checks.onIdle(ref)
+      if (report.activity && a.settleApprovals) await a.settleApprovals(ref, report.activity)
       // Queued for export, never awaited: a dead collector costs a status report nothing.
       const attributes = Object.fromEntries(Object.entries({phase: report.phase, activity: report.activity, detail: report.detail}).filter(([, v]) => v !== undefined)) as Record<string, string>
       // A bare heartbeat has its own type, so it can be sampled or excluded apart from changes.

@@ -12,6 +12,15 @@ export function agentEventOf(e: AgentEventRecord): AgentEventDto {
   return {id: e.agentId, projectId: e.projectId, name: e.name, phase: e.phase, activity, detail: e.detail, at: e.at}
 }
 
+/**
+ * An `approval_requested` event (SSE data, and the webhook payload's core): the agent as it
+ * waits, and the approval as requested (CONTRACT "Approvals").
+ */
+export function approvalRequestedOf(e: AgentEventRecord, hub: {name: string; url: string} | null) {
+  const agent = agentEventOf(e)
+  return {event: 'approval_requested', agent: {...agent, error: e.error}, hub, at: e.at, approval: e.approval}
+}
+
 export interface FeedOptions {
   /** Backstop poll when no notification arrives (default 1 s). */
   pollMs?: number

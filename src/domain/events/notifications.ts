@@ -3,7 +3,7 @@ import {DEFAULT_NOTIFY_EVENTS} from '../../api/notify-states.js'
 import type {AgentEventRecord, DeliveryRecord} from '../../store/repositories/agent-events.js'
 import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
-import {agentEventOf, type AgentFeed} from './agent-feed.js'
+import {agentEventOf, approvalRequestedOf, type AgentFeed} from './agent-feed.js'
 import {postJson, signatureOf} from './webhook-post.js'
 import {checkLiteral, guardedLookup, PrivateTargetError, systemResolver, type Resolver} from './webhook-guard.js'
 
@@ -101,6 +101,7 @@ export function createNotifier(deps: Deps, feed: AgentFeed, o: NotifierOptions) 
   async function enqueue(e: AgentEventRecord): Promise<void> {
     const channels = o.channels()
     if (!channels.length) return
+    if (e.approval) return enqueueApproval(e, channels)
     const entered = enteredStates(e)
     if (!entered.length) return
     const agent = agentEventOf(e)
@@ -118,6 +119,21 @@ export function createNotifier(deps: Deps, feed: AgentFeed, o: NotifierOptions) 
         text: textOf(event, {...agent, error: e.error}, hub.url),
       })
       await store.agentEvents.enqueue({eventSeq: e.seq, channel: channelKey(c), url: c.url, event, agentId: e.agentId, body, now: iso(new Date(now()))})
+    }
+    kick()
+  }
+
+  /** An `approval_requested` row: sent to the channels that list that event (never by default). */
+  async function enqueueApproval(e: AgentEventRecord, channels: NotificationChannel[]): Promise<void> {
+    const hub = o.hub()
+    const a = e.approval!
+    for (const c of channels) {
+      if (c.type !== 'webhook' || (c.projects?.length && !c.projects.includes(e.projectId))) continue
+      if (!c.events?.includes('approval_requested')) continue
+      const payload = approvalRequestedOf(e, hub)
+      const text = `${textOf('waiting_for_input', {id: e.agentId, name: e.name, detail: ''}, hub.url)}: may it run ${a.tool}${a.summary ? ` \`${a.summary.slice(0, 300)}\`` : ''}?`
+      const body = JSON.stringify({...payload, agent: {id: e.agentId, name: e.name, projectId: e.projectId, phase: e.phase, activity: payload.agent.activity, detail: e.detail, error: e.error}, text})
+      await store.agentEvents.enqueue({eventSeq: e.seq, channel: channelKey(c), url: c.url, event: 'approval_requested', agentId: e.agentId, body, now: iso(new Date(now()))})
     }
     kick()
   }

@@ -1,7 +1,7 @@
 import type {FastifyInstance} from 'fastify'
 import type {ServerResponse} from 'node:http'
 import {AppError} from '../../api/app-error.js'
-import {agentEventOf} from '../../domain/events/agent-feed.js'
+import {agentEventOf, approvalRequestedOf} from '../../domain/events/agent-feed.js'
 import type {EventsService} from '../../domain/events/events-service.js'
 import {ctxOf} from '../plugins/auth.js'
 
@@ -9,11 +9,11 @@ const str = {type: 'string', minLength: 1, maxLength: 200} as const
 const query = {type: 'object', additionalProperties: false, properties: {agentId: str, projectId: str, lastEventId: {type: 'string', maxLength: 30}}} as const
 
 /**
- * `GET /api/v1/events`: Server-Sent Events of `agent` events (`id:` is the event's sequence, for
+ * `GET /api/v1/events`: Server-Sent Events of `agent` events (and `approval_requested`: a harness asks permission) (`id:` is the event's sequence, for
  * `Last-Event-ID` resume), with a comment line every `heartbeatMs` so proxies keep it open and
  * clients notice a dead connection.
  */
-export function eventRoutes(events: EventsService, opts: {heartbeatMs?: number} = {}) {
+export function eventRoutes(events: EventsService, opts: {heartbeatMs?: number; hub?: () => {name: string; url: string}} = {}) {
   const heartbeatMs = opts.heartbeatMs ?? 15_000
   return async (app: FastifyInstance) => {
     const open = new Set<ServerResponse>()
@@ -36,7 +36,11 @@ export function eventRoutes(events: EventsService, opts: {heartbeatMs?: number} 
       }
       // Subscribe before answering, so a refusal is still an error envelope.
       stop = await events.subscribe(ctx, {after: last === undefined ? undefined : Number(last), agentId: q.agentId, projectId: q.projectId}, (e) =>
-        writeEvent(`id: ${e.seq}\nevent: agent\ndata: ${JSON.stringify(agentEventOf(e))}\n\n`),
+        writeEvent(
+          e.approval
+            ? `id: ${e.seq}\nevent: approval_requested\ndata: ${JSON.stringify(approvalRequestedOf(e, opts.hub?.() ?? null))}\n\n`
+            : `id: ${e.seq}\nevent: agent\ndata: ${JSON.stringify(agentEventOf(e))}\n\n`,
+        ),
       )
       reply.hijack()
       res.writeHead(200, {'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': request.id})

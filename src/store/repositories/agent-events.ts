@@ -1,4 +1,5 @@
 import {sql, type Kysely, type Selectable} from 'kysely'
+import type {ApprovalDto} from '../../api/approval.js'
 import type {AgentEventsTable, Database} from '../schema.js'
 
 /** One agent change as the event log holds it. */
@@ -16,6 +17,8 @@ export interface AgentEventRecord {
   /** The agent's error after and before this change (a harness's failure on a running agent). */
   error: string | null
   prevError: string | null
+  /** Set on an `approval_requested` event: the approval as requested (migration 0021). */
+  approval?: ApprovalDto | null
   at: string
 }
 
@@ -47,6 +50,7 @@ const toEvent = (r: Selectable<AgentEventsTable>): AgentEventRecord => ({
   prevActivity: r.prev_activity,
   error: r.error ?? null,
   prevError: r.prev_error ?? null,
+  approval: r.approval ? (JSON.parse(r.approval) as ApprovalDto) : null,
   at: r.at,
 })
 

@@ -1,0 +1,43 @@
+/**
+ * `approvals.rules` (Layer-1): requests decided at once, without a person. A rule matches a
+ * request when its `tool` names the request's tool (`*` any), its `harness` (if set) the agent's
+ * harness type, and its `match` glob (if set) the whole summary (`npm test*`). Deny rules win
+ * over allow rules: of the matching rules the first deny, else the first allow, decides.
+ */
+export interface ApprovalRule {
+  harness?: string
+  tool: string
+  match?: string
+  decision: 'allow' | 'deny'
+}
+
+/**
+ * The rules of a resolved settings tree, each at its index in the setting (the index a decision
+ * records); one that is not well formed (the schema checks them on save) is null and never matches.
+ */
+export function rulesOf(tree: unknown): (ApprovalRule | null)[] {
+  const list = (tree as {approvals?: {rules?: unknown}} | null | undefined)?.approvals?.rules
+  if (!Array.isArray(list)) return []
+  return list.map((r) => (!!r && typeof r === 'object' && typeof r.tool === 'string' && (r.decision === 'allow' || r.decision === 'deny') ? (r as ApprovalRule) : null))
+}
+
+/** A glob as a whole-string pattern: `*` any run of characters, `?` one; nothing else is special. */
+export function globRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]')
+  return new RegExp(`^${body}$`)
+}
+
+/** The rule that decides a request (its index in the setting), or null: a person decides. */
+export function ruleDecision(rules: readonly (ApprovalRule | null)[], req: {harness: string; tool: string; summary: string}): {index: number; decision: 'allow' | 'deny'} | null {
+  let allow: number | null = null
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i]
+    if (!r) continue
+    if (r.harness && r.harness !== req.harness) continue
+    if (r.tool !== '*' && r.tool !== req.tool) continue
+    if (r.match !== undefined && !globRegExp(r.match).test(req.summary)) continue
+    if (r.decision === 'deny') return {index: i, decision: 'deny'}
+    allow ??= i
+  }
+  return allow === null ? null : {index: allow, decision: 'allow'}
+}
