@@ -34,7 +34,6 @@ import {secretRoutes} from './server/routes/secrets.js'
 import {DEV_USER} from './domain/hub-config.js'
 import type {Services} from './domain/services.js'
 import {TunnelRegistry} from './server/tunnel/tunnel-registry.js'
-import {createReplicas, type Replicas} from './server/replicas/replicas.js'
 import {createBrokerEvents} from './domain/brokers/broker-events.js'
 import {createHubTelemetry, type HubTelemetry} from './telemetry/hub-telemetry.js'
 import {withTelemetryEnv} from './telemetry/config.js'
@@ -51,8 +50,6 @@ export interface Hub {
   blobs: BlobStore | null
   services: Services
   tunnels: TunnelRegistry
-  /** The replica directory and forwarding: any replica serves any agent (PostgreSQL). */
-  replicas: Replicas
   env: NodeJS.ProcessEnv
   /** Telemetry export (the `telemetry` settings section, followed on every save). */
   telemetry: HubTelemetry
@@ -159,7 +156,6 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     if (applied.length) logger.info({applied}, 'database migrated')
     const deps: Deps = {store, clock, logger, config}
     const tunnels = new TunnelRegistry()
-    const replicas = createReplicas({store, clock, logger, tunnels, secretsKey})
     // Layer-1 settings from the database over the bootstrap merge; agents read this cached view.
     // SVC_TELEMETRY_* and SVC_OTEL_* override the settings file: part of the telemetry section's seed.
     const settings = createSettingsService({...deps, bootstrap: withTelemetryEnv(bootstrap, env, (m) => logger.warn(m)), env, setLogLevel: (level) => (logger.level = level), schedulePoll: opts.settingsPoll})
@@ -186,7 +182,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     })
     await telemetry.start()
     deps.telemetry = telemetry.emit
-    const services = createServices(deps, {gateway: replicas.gateway, agentSettings: async () => settings.agentSettings(), settings, secretsKey})
+    const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings, secretsKey})
     // Agent events: this replica's feed of the log, the SSE route, and webhook notifications.
     await services.agentFeed.start()
     const heartbeatMs = Number(env.SVC_EVENTS_HEARTBEAT_MS) || undefined
@@ -226,15 +222,8 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     await services.users.promoteConfiguredAdmins()
     services.routePlugins.push(telemetryRoutes(telemetry))
     const brokerEvents = createBrokerEvents({brokers: services.brokers, agents: services.agents, logger, telemetry})
-    tunnels.onEvent = (brokerId, event, data) => {
-      brokerEvents.onEvent(brokerId, event, data)
-      if (event === 'hello') replicas.held(brokerId, (data as {capabilities?: string[]}).capabilities ?? [])
-    }
-    tunnels.onDisconnect = (brokerId) => {
-      brokerEvents.onDisconnect(brokerId)
-      replicas.released(brokerId)
-    }
-    services.routePlugins.push(replicas.routes)
+    tunnels.onEvent = brokerEvents.onEvent
+    tunnels.onDisconnect = brokerEvents.onDisconnect
     const app = await buildApp({services, logger, tunnels, limits: opts.limits})
     // Scheduled and recurring messages: claimed atomically, so replicas never fire one twice.
     const scheduler = setInterval(() => void services.messages.runDue().catch((err) => logger.warn({err}, 'scheduled messages failed')), 1000)
@@ -247,7 +236,6 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       blobs,
       services,
       tunnels,
-      replicas,
       env,
       telemetry,
       colocated: null,
@@ -257,7 +245,6 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
         await notifier.close()
         await hub.colocated?.stop()
         tunnels.closeAll()
-        await replicas.close()
         await app.close()
         await services.close()
         await telemetry.close()
@@ -298,9 +285,6 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
       ready()
     }
   }
-  // Other replicas forward operations on this replica's brokers to it (on PostgreSQL, the one
-  // engine replicas share): at SVC_REPLICA_URL, else the URL it listens on.
-  if (hub.store.driver === 'postgres') await hub.replicas.start(hub.env.SVC_REPLICA_URL || url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:'))
   return url
 }
 

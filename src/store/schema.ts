@@ -1,4 +1,3 @@
-import type {BrokerHoldersTable, ReplicasTable} from './schema-replicas.js'
 import type {Generated} from 'kysely'
 import type {AgentEventsTable, NotificationDeliveriesTable} from './schema-events.js'
 import type {ApprovalsTable} from './schema-approvals.js'
@@ -355,20 +354,11 @@ export interface BrokerNoncesTable {
   expires_at: string
 }
 
-/** Each agent's block of ports on its broker (migration 0023). */
-export interface AgentPortsTable {
-  agent_id: string
-  broker_id: string
-  first_port: number
-  created_at: string
-}
-
 export interface Database {
   approvals: ApprovalsTable
   agent_events: AgentEventsTable
   notification_deliveries: NotificationDeliveriesTable
   broker_nonces: BrokerNoncesTable
-  agent_ports: AgentPortsTable
   delegation_edges: DelegationEdgesTable
   delegation_adoptions: DelegationAdoptionsTable
   project_annotations: ProjectAnnotationsTable
@@ -396,8 +386,6 @@ export interface Database {
   hub_settings: HubSettingsTable
   settings_sections: SettingsSectionsTable
   project_secrets: ProjectSecretsTable
-  replicas: ReplicasTable
-  broker_holders: BrokerHoldersTable
 }
 
 export type {Generated}

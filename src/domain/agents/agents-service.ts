@@ -231,7 +231,6 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         deps.logger.warn({agentId: agent.id, err: (failure = (err as Error).message)}, 'stopping a deleted agent failed; the broker reconciles it when it reconnects')
       }
       const deleted = (await store.agents.update(agent.id, {phase: 'stopped', activity: null, deletedAt: now()}, now()))!
-      await store.agentPorts.release(agent.id)
       deps.logger.info({agentId: agent.id, by: ctx.principal.id}, 'agent deleted')
       await pruneDeletedLogs(deps, clock.now())
       deps.telemetry?.({type: 'agent.deleted', agentId: agent.id, attributes: {'project.id': agent.projectId}})
@@ -244,8 +243,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       return view((await store.agents.update(agent.id, {phase: 'stopped', activity: null}, now()))!)
     },
 
-    /** `setup`: the workspace's setup runs again (a restart that asks: docs/environments.md). */
-    async start(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
+    async start(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
       const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
       if (agent.phase === 'running' && agent.brokerId && a.gateway.isConnected(agent.brokerId)) return view(agent)
       const settings = await a.settings()
@@ -261,12 +259,12 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         if (!wasLive) await checkQuotas(tx, agent.projectId, brokerId, settings.quotas)
         return (await tx.agents.update(agent.id, {phase: 'provisioning', brokerId, error: null}, now()))!
       })
-      return view(await dispatch(ready, {runSetup: opts.setup === true}))
+      return view(await dispatch(ready))
     },
 
-    async restart(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
+    async restart(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
       await this.stop(ctx, ref, projectRef)
-      return this.start(ctx, ref, projectRef, opts)
+      return this.start(ctx, ref, projectRef)
     },
 
     /**
