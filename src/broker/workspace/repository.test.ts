@@ -56,6 +56,33 @@ describe("an agent's own repository: made, removed, its branch kept", () => {
     expect(await removeWorkspace(paths2, ws2)).toBeNull()
   })
 
+  it('made from a subdirectory of the checkout: its branch from HEAD; a dirty, detached or unborn checkout, a bad or taken name are refused and nothing is made', async () => {
+    const paths = (id: string) => agentRepoPaths(repos.stateDir, id)
+    const refusal = (id: string, branch: string, checkout = join(repos.checkout, 'src')) =>
+      createWorkspace({checkout, branch}, paths(id)).then(
+        () => ({code: 'made'}),
+        (err) => ({code: err.code, details: err.details}),
+      )
+    const ws = (await createWorkspace({checkout: join(repos.checkout, 'src'), branch: 'svc/sub'}, paths('sub')))!
+    expect(ws).toMatchObject({branch: 'svc/sub', baseRef: 'main', baseCommit: sh(repos.checkout, 'rev-parse', 'HEAD')})
+    expect(sh(ws.path, 'status', '--porcelain')).toBe('')
+    expect(readFileSync(join(ws.path, 'src', 'app.ts'), 'utf8')).toContain('export const a = 1')
+    expect(await refusal('bad', 'svc/a..b')).toMatchObject({code: 'workspace_failed'})
+    sh(repos.checkout, 'branch', 'svc/exists')
+    expect(await refusal('exists', 'svc/exists')).toMatchObject({code: 'branch_exists', details: {branch: 'svc/exists'}})
+    // Paths are the checkout's, whatever directory the project names; a rename names its new path.
+    writeFileSync(join(repos.checkout, 'src', 'app.ts'), 'changed\n')
+    sh(repos.checkout, 'mv', 'src/old-name.ts', 'src/new name.ts')
+    expect(await refusal('dirty', 'svc/dirty')).toMatchObject({code: 'checkout_dirty', details: {files: ['src/app.ts', 'src/new name.ts']}})
+    sh(repos.checkout, 'reset', '-q', '--hard')
+    sh(repos.checkout, 'checkout', '-q', '--detach')
+    expect(await refusal('detached', 'svc/detached')).toMatchObject({code: 'checkout_detached'})
+    sh(repos.checkout, 'checkout', '-q', '--orphan', 'unborn')
+    expect(await refusal('unborn', 'svc/unborn', repos.checkout)).toMatchObject({code: 'checkout_invalid'})
+    expect(await refusal('none', 'svc/none', repos.root)).toMatchObject({code: 'checkout_invalid'})
+    for (const id of ['bad', 'exists', 'dirty', 'detached', 'unborn', 'none']) for (const p of Object.values(paths(id)).slice(2)) expect(existsSync(p), p).toBe(false)
+  })
+
   it('a remote that is no repository is clone_failed, and nothing is left behind', async () => {
     const paths = agentRepoPaths(repos.stateDir, 'bad')
     await expect(createWorkspace({gitRemote: `${repos.root}/nope.git`, branch: 'svc/bad'}, paths)).rejects.toMatchObject({code: 'clone_failed'})

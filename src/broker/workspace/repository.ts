@@ -43,39 +43,60 @@ export async function createWorkspace(req: WorkspaceRequest, paths: AgentRepoPat
   return null
 }
 
-/** The checkout's top directory and its object directory, refusing what cannot be one. */
-async function checkoutPlaces(checkout: string): Promise<{root: string; objects: string}> {
+/** Changed tracked files in `git status --porcelain=v2` output (paths relative to the top directory). */
+function changedFiles(status: string): string[] {
+  // Fields before the path: 8 for a change, 9 for a rename or copy (then "path<TAB>old path"), 10 for a conflict.
+  const before: Record<string, number> = {'1': 8, '2': 9, u: 10}
+  return status.split('\n').flatMap((l) => {
+    const n = before[l.slice(0, l.indexOf(' '))]
+    return n ? [l.split(' ').slice(n).join(' ').split('\t')[0]!] : []
+  })
+}
+
+/**
+ * What an agent's repository starts from: the checkout's top directory, its object directory,
+ * its branch and commit. Refuses what cannot be one (not a checkout, a detached HEAD, no commit,
+ * uncommitted changes) and a branch name that is invalid or taken. Every agent start waits for
+ * this, so it is four git processes run at once (one `status` answers the branch, the commit and
+ * the changes); the refusals are still decided in this order.
+ */
+async function checkoutBase(checkout: string, branch: string): Promise<{root: string; objects: string; baseRef: string; baseCommit: string}> {
   if (!isAbsolute(checkout) || !existsSync(checkout)) throw new WorkspaceRefusal('checkout_invalid', `the project's checkout ${checkout} does not exist on this machine`)
-  const top = await gitRaw(['rev-parse', '--show-toplevel'], {cwd: checkout, timeoutMs: 10_000})
-  if (top.code !== 0) throw new WorkspaceRefusal('checkout_invalid', `${checkout} is not a git checkout (git rev-parse: ${top.stderr || 'failed'})`)
-  const root = top.stdout.toString().trim()
-  const common = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {cwd: root, timeoutMs: 10_000})
-  return {root, objects: realpathSync(join(common, 'objects'))}
+  const opts = {cwd: checkout, timeoutMs: 10_000}
+  const [places, status, refFormat, existing] = await Promise.all([
+    gitRaw(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], opts),
+    // Tracked changes only: untracked files (such as the .svc/ that `svc project register` writes) do not count.
+    gitRaw(['-c', 'status.relativePaths=false', 'status', '--porcelain=v2', '--branch', '--untracked-files=no'], {...opts, timeoutMs: 30_000}),
+    gitRaw(['check-ref-format', `refs/heads/${branch}`], opts),
+    gitRaw(['rev-parse', '--verify', '-q', `refs/heads/${branch}`], opts),
+  ])
+  const [root, common] = places.stdout.toString().split('\n')
+  if (places.code !== 0 || !root || !common) throw new WorkspaceRefusal('checkout_invalid', `${checkout} is not a git checkout (git rev-parse: ${places.stderr || 'failed'})`)
+  if (status.code !== 0) throw new GitError(`git status failed: ${status.stderr || `exit code ${status.code}`}`, status)
+  const text = status.stdout.toString()
+  const header = (key: string) => new RegExp(`^# branch\\.${key} (.*)$`, 'm').exec(text)?.[1]
+  const baseRef = header('head') ?? ''
+  if (!baseRef || baseRef === '(detached)') throw new WorkspaceRefusal('checkout_detached', `the checkout ${root} has a detached HEAD: check out a branch (the agent's work is merged back into it)`)
+  const baseCommit = header('oid') ?? ''
+  if (!/^[0-9a-f]{40,64}$/.test(baseCommit)) throw new WorkspaceRefusal('checkout_invalid', `the checkout ${root} has no commit yet on ${baseRef}: make a first commit`)
+  const files = changedFiles(text)
+  if (files.length) {
+    throw new WorkspaceRefusal('checkout_dirty', `the checkout ${root} has uncommitted changes (${files.slice(0, 5).join(', ')}${files.length > 5 ? ', ...' : ''}): commit or stash them first, so the agent starts from what you see`, {files})
+  }
+  if (refFormat.code !== 0) throw new WorkspaceRefusal('workspace_failed', `${branch} is not a valid branch name`)
+  // The branch comes back to the checkout when the agent is merged or deleted: it must be free.
+  if (existing.code === 0) {
+    throw new WorkspaceRefusal('branch_exists', `the branch ${branch} already exists in ${root}: delete it (git branch -D ${branch}) or give the agent another name`, {branch})
+  }
+  return {root, objects: realpathSync(join(common, 'objects')), baseRef, baseCommit}
 }
 
 async function fromCheckout(checkout: string, branch: string, paths: AgentRepoPaths): Promise<AgentWorkspace> {
-  const {root, objects} = await checkoutPlaces(checkout)
-  const head = await gitRaw(['symbolic-ref', '--short', '-q', 'HEAD'], {cwd: root, timeoutMs: 10_000})
-  const baseRef = head.stdout.toString().trim()
-  if (head.code !== 0 || !baseRef) throw new WorkspaceRefusal('checkout_detached', `the checkout ${root} has a detached HEAD: check out a branch (the agent's work is merged back into it)`)
-  const commit = await gitRaw(['rev-parse', '--verify', '-q', 'HEAD^{commit}'], {cwd: root, timeoutMs: 10_000})
-  if (commit.code !== 0) throw new WorkspaceRefusal('checkout_invalid', `the checkout ${root} has no commit yet on ${baseRef}: make a first commit`)
-  const baseCommit = commit.stdout.toString().trim()
-  // Tracked changes only: untracked files (such as the .svc/ that `svc project register` writes) do not count.
-  const dirty = (await git(['status', '--porcelain', '--untracked-files=no'], {cwd: root, timeoutMs: 30_000})).split('\n').filter(Boolean)
-  if (dirty.length) {
-    const files = dirty.map((l) => l.slice(3))
-    throw new WorkspaceRefusal('checkout_dirty', `the checkout ${root} has uncommitted changes (${files.slice(0, 5).join(', ')}${files.length > 5 ? ', ...' : ''}): commit or stash them first, so the agent starts from what you see`, {files})
-  }
-  if ((await gitRaw(['check-ref-format', `refs/heads/${branch}`], {cwd: root})).code !== 0) throw new WorkspaceRefusal('workspace_failed', `${branch} is not a valid branch name`)
-  // The branch comes back to the checkout when the agent is merged or deleted: it must be free.
-  if ((await gitRaw(['rev-parse', '--verify', '-q', `refs/heads/${branch}`], {cwd: root})).code === 0) {
-    throw new WorkspaceRefusal('branch_exists', `the branch ${branch} already exists in ${root}: delete it (git branch -D ${branch}) or give the agent another name`, {branch})
-  }
+  const {root, objects, baseRef, baseCommit} = await checkoutBase(checkout, branch)
   const rec: AgentRepoRecord = {version: 1, objects, alternates: `${objects}\n`, checkout: root, remote: null}
   return make(paths, rec, async () => {
-    await inNewRepo(paths, ['update-ref', `refs/heads/${branch}`, baseCommit])
-    await inNewRepo(paths, ['reset', '-q', '--hard'])
+    // On the unborn branch `git init` made, `reset --hard <commit>` sets the branch and checks it out (one process).
+    await inNewRepo(paths, ['reset', '-q', '--hard', baseCommit])
     return {path: realpathSync(paths.workdir), branch, baseRef, baseCommit}
   }, branch)
 }
@@ -133,15 +154,20 @@ async function fromRemote(remote: string, branch: string, paths: AgentRepoPaths)
 /** Makes an empty repository borrowing `rec.objects`, runs `fill`, writes the record; undoes all on failure. */
 async function make(paths: AgentRepoPaths, rec: AgentRepoRecord, fill: () => Promise<AgentWorkspace>, branch: string): Promise<AgentWorkspace> {
   await mkdirs(paths)
+  // svc's own repository is independent of the agent's: made while the agent's is filled.
+  const hostRepo = ensureHostRepo(paths, rec)
+  hostRepo.catch(() => {}) // awaited below; handled now so a failure meanwhile is not an unhandled rejection
   try {
     await git(['init', '-q', '--template=', `--initial-branch=${branch}`, `--separate-git-dir=${paths.gitDir}`, paths.workdir], {cwd: dirname(paths.workdir), untrusted: true})
     await mkdir(join(paths.gitDir, 'objects', 'info'), {recursive: true})
     writeFileSync(join(paths.gitDir, 'objects', 'info', 'alternates'), rec.alternates)
     const ws = await fill()
-    await ensureHostRepo(paths, rec)
+    await hostRepo
     writeRecord(paths, rec)
     return ws
   } catch (err) {
+    // Nothing is removed while the other half may still be writing.
+    await hostRepo.catch(() => {})
     await removeAll(paths)
     if (err instanceof WorkspaceRefusal) throw err
     throw new WorkspaceRefusal('workspace_failed', `making the agent's repository failed: ${(err as Error).message}`)
