@@ -1,3 +1,4 @@
+import {spawnSync} from 'node:child_process'
 import {describe, expect, it} from 'vitest'
 import {allowedDestinations, egressEnv, egressPlan, harnessOf, identityFile, launcherScript, parseHostPort} from './egress-plan.js'
 
@@ -89,9 +90,23 @@ describe('how it is reached inside', () => {
     expect(script).toContain(`setsid '/usr/bin/socat' 'TCP4-LISTEN:9810,bind=127.0.0.1,reuseaddr,fork' 'UNIX-CONNECT:/n/l0.sock'`)
     expect(script).toContain(`'TCP6-LISTEN:4000,bind=[::1],reuseaddr,fork' 'UNIX-CONNECT:/n/l2.sock'`)
     expect(script).toContain(`'TCP4-LISTEN:3128,bind=127.0.0.1,reuseaddr,fork' 'UNIX-CONNECT:/n/proxy.sock'`)
-    expect(script).toContain(`:2652 [0-9A-F]+:0000 0A' /proc/net/tcp `)
-    expect(script).toContain(`:0FA0 [0-9A-F]+:0000 0A' /proc/net/tcp6 `)
+    // Each port is looked for among the listening sockets of its family's table.
+    expect(script).toContain(`*' 4:2652 '*`)
+    expect(script).toContain(`*' 6:0FA0 '*`)
+    expect(script).toContain(`"\${listening}4:\${addr##*:} "; done < /proc/net/tcp\n`)
+    expect(script).toContain(`"\${listening}6:\${addr##*:} "; done < /proc/net/tcp6\n`)
     expect(script.trim().endsWith('exec "$@"')).toBe(true)
+  })
+
+  it('run by sh in a network of its own (real bwrap and socat), the harness starts once every forwarder listens', () => {
+    const plan = egressPlan(dests, '/nonexistent')
+    const script = launcherScript(plan, '/usr/bin/socat')
+    // The "harness" counts the listening sockets of its network: every forwarder's is there when it runs.
+    const harness = 'cat /proc/net/tcp /proc/net/tcp6 | grep -c " 0A "'
+    const r = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '--', '/bin/sh', '-c', script, 'svc-egress', '/bin/sh', '-c', harness], {encoding: 'utf8', timeout: 60_000})
+    expect(r.stderr).toBe('')
+    expect(r.stdout.trim()).toBe(String(plan.loopback.length + (plan.proxy ? 1 : 0)))
+    expect(plan.loopback.length).toBeGreaterThan(1)
   })
 
   it('the agent uid has a passwd and group entry of its own, replacing a host user of that uid', () => {

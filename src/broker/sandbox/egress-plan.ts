@@ -196,28 +196,34 @@ const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
  * then waits until each listens (the kernel's socket table of the sandbox's own network, so no
  * connection is made) and runs the harness in its place. A listener that never comes up ends
  * the start with a message instead of a harness that cannot reach its model.
+ * Every agent start waits for this: the table is read with the shell's own `read` (no process
+ * per look, the table of a fresh network holds only these sockets) every 10 ms.
  */
 export function launcherScript(plan: EgressPlan, socat: string): string {
   const all = [...plan.loopback, ...(plan.proxy ? [plan.proxy] : [])]
   const lines: string[] = []
+  const tables = new Set<string>()
   const checks: string[] = []
   for (const l of all) {
     const v6 = l.address.includes(':')
     const listen = `${v6 ? 'TCP6' : 'TCP4'}-LISTEN:${l.port},bind=${v6 ? `[${l.address}]` : l.address},reuseaddr,fork`
     lines.push(`setsid ${q(socat)} ${q(listen)} ${q(`UNIX-CONNECT:${l.socket}`)} </dev/null >/dev/null 2>&1 &`)
-    const hex = l.port.toString(16).toUpperCase().padStart(4, '0')
-    checks.push(`grep -Eq '^ *[0-9]+: [0-9A-F]+:${hex} [0-9A-F]+:0000 0A' /proc/net/${v6 ? 'tcp6' : 'tcp'} || up=0`)
+    tables.add(`/proc/net/${v6 ? 'tcp6' : 'tcp'}`)
+    // A socket in state 0A (LISTEN) on the port, in the table of its address family.
+    checks.push(`case "$listening" in *' ${v6 ? '6' : '4'}:${l.port.toString(16).toUpperCase().padStart(4, '0')} '*) ;; *) up=0 ;; esac`)
   }
   return [
     ...lines,
     'n=0',
     'while :; do',
+    "  listening=' '",
+    ...[...tables].map((t) => `  while read -r _ addr _ st _; do [ "$st" = 0A ] && listening="\${listening}${t.endsWith('6') ? '6' : '4'}:\${addr##*:} "; done < ${t}`),
     '  up=1',
     ...checks.map((c) => `  ${c}`),
     '  [ "$up" = 1 ] && break',
     '  n=$((n+1))',
-    `  if [ "$n" -gt 400 ]; then echo "svc: the sandbox's network forwarders (socat) did not start" >&2; exit 70; fi`,
-    '  sleep 0.05',
+    `  if [ "$n" -gt 2000 ]; then echo "svc: the sandbox's network forwarders (socat) did not start" >&2; exit 70; fi`,
+    '  sleep 0.01',
     'done',
     'exec "$@"',
   ].join('\n')
