@@ -10,6 +10,7 @@ import type {Agent} from './svc-agents.js'
 import {PANE_SIZE} from './svc-terminal.js'
 import './svc-agent-changes.js'
 import './svc-agent-controls.js'
+import './svc-agent-team.js'
 import {notFoundView} from './not-found.js'
 
 /**
@@ -121,6 +122,7 @@ export class SvcAgent extends LitElement {
       <h2>Agent ${a.name} ${needsYouBadge(a)} ${errorBadge(a)} <span class="muted">in project <span id="agent-project">${this.projectName}</span></span></h2>
       <svc-agent-controls .agent=${a} @agent-deleted=${() => (location.hash = `#/agents?project=${encodeURIComponent(a.projectId)}`)}></svc-agent-controls>
       ${errorNotice(a)}
+      <svc-agent-team .agent=${a}></svc-agent-team>
       ${needsYou(a) ? html`<p class="notice needs-you" role="alert" id="needs-you">This agent needs you: ${a.detail || 'it is waiting for your input'}. Attach to its terminal to answer.</p>` : ''}
       ${notificationsSupported() && Notification.permission === 'default'
         ? html`<p><button id="enable-notifications" @click=${this.enableNotifications}>Notify me when my agents need me</button></p>`

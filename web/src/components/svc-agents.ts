@@ -8,6 +8,7 @@ import {notificationsSupported, startDesktopAlerts} from '../desktop-alerts.js'
 import {projectNames, projectOrNull} from '../projects.js'
 import {costText, errorBadge, harnessFailed, needsYouBadge} from './agent-bits.js'
 import {notFoundView} from './not-found.js'
+import './svc-agent-forest.js'
 
 export type {Agent}
 
@@ -18,7 +19,7 @@ export type {Agent}
  * column when every agent is listed. An unknown project is the "not found" view.
  */
 export class SvcAgents extends LitElement {
-  static properties = {projectId: {}, agents: {state: true}, failure: {state: true}, names: {state: true}, missing: {state: true}}
+  static properties = {projectId: {}, view: {state: true}, agents: {state: true}, failure: {state: true}, names: {state: true}, missing: {state: true}}
   static styles = shared
   declare projectId: string
   declare agents: Agent[] | null
@@ -27,6 +28,8 @@ export class SvcAgents extends LitElement {
   declare names: Map<string, string>
   /** `projectId` names no project the caller can read. */
   declare missing: boolean
+  /** The agents as a table (list) or as teams under their parents (tree). */
+  declare view: 'list' | 'tree'
   private stop: (() => void) | null = null
 
   constructor() {
@@ -36,6 +39,7 @@ export class SvcAgents extends LitElement {
     this.failure = ''
     this.names = new Map()
     this.missing = false
+    this.view = 'list'
   }
 
   override connectedCallback() {
@@ -100,7 +104,8 @@ export class SvcAgents extends LitElement {
         : !this.agents.length
           ? html`<p class="muted">No agents.</p>`
           : html`${this.agents.some(needsYou) ? html`<p class="notice needs-you" role="status" id="needs-you-count">${this.agents.filter(needsYou).length} agent(s) need you.</p>` : ''}
-            <table aria-label="Agents">
+            <div class="row" role="group" aria-label="Show agents as">${(['list', 'tree'] as const).map((v) => html`<button aria-pressed=${this.view === v} class=${this.view === v ? 'primary' : ''} @click=${() => (this.view = v)}>${v === 'list' ? 'List' : 'Tree'}</button>`)}</div>
+            ${this.view === 'tree' ? html`<svc-agent-forest .agents=${this.agents}></svc-agent-forest>` : html`<table aria-label="Agents">
               <thead><tr><th scope="col">Name</th>${all ? html`<th scope="col">Project</th>` : ''}<th scope="col">Phase</th><th scope="col">Activity</th><th scope="col">Detail</th><th scope="col">Cost</th></tr></thead>
               <tbody aria-live="polite">
                 ${[...this.agents.filter(needsYou), ...this.agents.filter((a) => !needsYou(a))].map(
@@ -114,7 +119,7 @@ export class SvcAgents extends LitElement {
                   </tr>`,
                 )}
               </tbody>
-            </table>`}`
+            </table>`}`}`
   }
 }
 customElements.define('svc-agents', SvcAgents)
