@@ -15,7 +15,8 @@ const CHECK_EVERY_MS = 10 * 60 * 1000
 
 export interface AgentLimitsOptions {
   stateDir: string
-  hubUrl: string
+  /** The Hub URL to refresh tokens at (a function: a broker of several replicas uses the one it is connected to). */
+  hubUrl: string | (() => string)
   /** Called when an agent's deadline passes: stop it and tell the Hub why. */
   onDeadline(agentId: string): void
   onError(agentId: string, message: string): void
@@ -70,7 +71,7 @@ export class AgentLimits {
         const current = (await readHomeFile(file))?.trim()
         if (!current) throw new Error('its token file is missing or was replaced')
         if (now - lstatSync(file).mtimeMs < REFRESH_AFTER_MS) continue
-        const fresh = await refreshToken(this.opts.hubUrl, agentId, current)
+        const fresh = await refreshToken(typeof this.opts.hubUrl === 'function' ? this.opts.hubUrl() : this.opts.hubUrl, agentId, current)
         await writeHomeFile(file, fresh + '\n')
       } catch (err) {
         this.opts.onError(agentId, `refreshing the agent's token failed: ${(err as Error).message}`)

@@ -23,6 +23,32 @@ export function agentToken(env: NodeJS.ProcessEnv = process.env): string | null 
   return env.SVC_AUTH_TOKEN?.trim() || null
 }
 
+/**
+ * The Hub URLs an agent reports to, in order: `SVC_HUB_ENDPOINT` (the replica its broker was
+ * connected to when it started), then the rest of `SVC_HUB_ENDPOINTS` (every URL of the
+ * deployment its broker was given). A report that cannot reach one tries the next, so an
+ * agent's reports survive the replica it started under.
+ */
+export function hubEndpoints(env: NodeJS.ProcessEnv = process.env): string[] {
+  const all = [env.SVC_HUB_ENDPOINT, ...(env.SVC_HUB_ENDPOINTS ?? '').split(',')].map((u) => u?.trim()).filter((u): u is string => !!u)
+  return [...new Set(all)]
+}
+
+/** The endpoint variables of an agent or a report: the replica to try first and, with several, the whole list. */
+export function hubEndpointEnv(current: string, all: string[]): Record<string, string> {
+  return all.length > 1 ? {SVC_HUB_ENDPOINT: current, SVC_HUB_ENDPOINTS: all.join(',')} : {SVC_HUB_ENDPOINT: current}
+}
+
+/**
+ * What a broker of several replicas adds to its agents' environment: the list (`SVC_HUB_ENDPOINTS`),
+ * and each URL in a variable of its own, because the destinations an isolated agent may reach
+ * are read from `*_ENDPOINT` variables (sandbox/egress-plan.ts): every replica is one.
+ */
+export function replicaEnv(all: string[]): Record<string, string> {
+  if (all.length < 2) return {}
+  return {SVC_HUB_ENDPOINTS: all.join(','), ...Object.fromEntries(all.map((u, i) => [`SVC_HUB_REPLICA${i}_ENDPOINT`, u]))}
+}
+
 /** Resolves the answer's status and body; rejects with the request's error (its `code` kept) or a timeout. */
 export function hubPost(url: URL, token: string, body: string, timeoutMs: number): Promise<{status: number; body: string}> {
   return new Promise((resolve, reject) => {

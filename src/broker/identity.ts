@@ -1,11 +1,20 @@
 import {chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+/**
+ * A standalone broker's identity. It is the deployment's, not one URL's: the broker's ID and
+ * secret live in the shared database, so they are valid on every replica. `hubUrls` are the
+ * URLs it was last given (`hubUrl`, the first, is kept for identities written before).
+ */
 export interface BrokerIdentity {
   hubUrl: string
+  hubUrls?: string[]
   brokerId: string
   secret: string
 }
+
+/** The URLs an identity was given. */
+export const identityUrls = (id: BrokerIdentity): string[] => (id.hubUrls?.length ? id.hubUrls : [id.hubUrl])
 
 /** A standalone broker's identity, kept in `<stateDir>/identity.json` (mode 0600). */
 export function loadIdentity(stateDir: string): BrokerIdentity | null {

@@ -11,15 +11,19 @@
  */
 import {readFileSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
-import {agentToken, hubPost} from './hub-post.js'
+import {agentToken, hubEndpoints, hubPost} from './hub-post.js'
 import type {HookReport, SessionUsage} from './harnesses/types.js'
 
 const POST_TIMEOUT_MS = 3000
 /** Turns kept beyond this fold into it: a runaway count must not become a flood of reports. */
 const MAX_KEPT_TURNS = 100
 
-/** Reports not delivered yet, folded: the latest activity and detail, turns ended, the latest usage of each session. */
+/** A report: what a hook maps, or what `svc status` says (which may name a phase too). */
+export type StatusReport = HookReport & {phase?: string}
+
+/** Reports not delivered yet, folded: the latest phase, activity and detail, turns ended, the latest usage of each session. */
 export interface KeptReports {
+  phase?: string
   activity?: HookReport['activity']
   detail?: string
   error?: string | null
@@ -34,25 +38,39 @@ export interface KeptReports {
  */
 export type Answer = number | null | 'unanswered'
 
-export type PostReport = (env: NodeJS.ProcessEnv, report: HookReport) => Promise<Answer>
+export type PostReport = (env: NodeJS.ProcessEnv, report: StatusReport) => Promise<Answer>
 
 /** Errors that mean the request never reached the Hub. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
 
-/** POSTs one report; resolves what became of it. */
-export async function postReport(env: NodeJS.ProcessEnv, report: HookReport): Promise<Answer> {
-  const endpoint = env.SVC_HUB_ENDPOINT
+/** Answers of a load balancer or proxy with no replica behind it: another URL may do better. */
+const NO_REPLICA = new Set([502, 503, 504])
+
+/**
+ * POSTs one report; resolves what became of it. With several Hub URLs (a deployment's
+ * replicas: hub-post.ts `hubEndpoints`) a report that did not reach one, or that a proxy
+ * answered for a missing replica, goes to the next; one sent and unanswered does not (the
+ * replica may have taken it).
+ */
+export async function postReport(env: NodeJS.ProcessEnv, report: StatusReport): Promise<Answer> {
+  const endpoints = hubEndpoints(env)
   const agentId = env.SVC_AGENT_ID
   const token = agentToken(env)
-  if (!endpoint || !agentId || !token) return null
-  const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/status`, endpoint)
-  try {
-    return (await hubPost(url, token, JSON.stringify({...report, heartbeat: true}), POST_TIMEOUT_MS)).status
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    process.stderr.write(`svc hook: status report failed: ${(err as Error).message}\n`)
-    return code && NOT_SENT.has(code) ? null : 'unanswered'
+  if (!endpoints.length || !agentId || !token) return null
+  let answer: Answer = null
+  for (const endpoint of endpoints) {
+    const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/status`, endpoint)
+    try {
+      answer = (await hubPost(url, token, JSON.stringify({...report, heartbeat: true}), POST_TIMEOUT_MS)).status
+      if (!NO_REPLICA.has(answer)) return answer
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      process.stderr.write(`svc hook: status report to ${endpoint} failed: ${(err as Error).message}\n`)
+      if (!(code && NOT_SENT.has(code))) return 'unanswered'
+      answer = null
+    }
   }
+  return answer
 }
 
 /** Where an agent's undelivered reports are kept: next to its token file. */
@@ -64,8 +82,8 @@ export function keptReportsFile(env: NodeJS.ProcessEnv): string | null {
 const undelivered = (a: Answer) => a === null || a === 'unanswered' || a >= 500
 
 /** `newer` folded onto `older`: later fields win, turns add up, usage keeps each session's latest. */
-export function fold(older: KeptReports | null, newer: HookReport | KeptReports): KeptReports {
-  const kept = 'turns' in newer ? newer : {activity: newer.activity, detail: newer.detail, error: newer.error, turns: newer.turnEnded ? 1 : 0, usage: newer.usage ? [newer.usage] : []}
+export function fold(older: KeptReports | null, newer: StatusReport | KeptReports): KeptReports {
+  const kept = 'turns' in newer ? newer : {phase: newer.phase, activity: newer.activity, detail: newer.detail, error: newer.error, turns: newer.turnEnded ? 1 : 0, usage: newer.usage ? [newer.usage] : []}
   if (!older) return kept
   const usage = new Map(older.usage.map((u) => [u.sessionId, u]))
   for (const u of kept.usage) {
@@ -73,6 +91,7 @@ export function fold(older: KeptReports | null, newer: HookReport | KeptReports)
     usage.set(u.sessionId, u)
   }
   return {
+    phase: kept.phase ?? older.phase,
     activity: kept.activity ?? older.activity,
     detail: kept.detail ?? older.detail,
     error: kept.error !== undefined ? kept.error : older.error,
@@ -82,10 +101,11 @@ export function fold(older: KeptReports | null, newer: HookReport | KeptReports)
 }
 
 /** Kept reports as the reports that deliver them: older sessions' usage, extra turns, then the latest state. */
-export function reportsOf(kept: KeptReports): HookReport[] {
-  const out: HookReport[] = kept.usage.slice(0, -1).map((usage) => ({usage}))
+export function reportsOf(kept: KeptReports): StatusReport[] {
+  const out: StatusReport[] = kept.usage.slice(0, -1).map((usage) => ({usage}))
   for (let i = 1; i < kept.turns; i++) out.push({turnEnded: true})
-  const last: HookReport = {}
+  const last: StatusReport = {}
+  if (kept.phase !== undefined) last.phase = kept.phase
   if (kept.activity !== undefined) last.activity = kept.activity
   if (kept.detail !== undefined) last.detail = kept.detail
   if (kept.error !== undefined) last.error = kept.error
@@ -118,7 +138,7 @@ export function takeKept(file: string): KeptReports | null {
 }
 
 /** Keeps `reports` for later, after anything another process kept meanwhile (written atomically). */
-function keep(file: string, reports: HookReport[]): void {
+function keep(file: string, reports: StatusReport[]): void {
   let kept: KeptReports | null = null
   for (const r of reports) kept = fold(kept, r)
   const meanwhile = takeKept(file)
@@ -138,7 +158,7 @@ function keep(file: string, reports: HookReport[]): void {
  * but unanswered is kept without its turn: the Hub may have counted it, and a turn counted twice
  * could stop the agent at `max_turns` early (activity and usage are the same when sent twice).
  */
-async function sendInOrder(env: NodeJS.ProcessEnv, file: string | null, reports: HookReport[], post: PostReport): Promise<Answer> {
+async function sendInOrder(env: NodeJS.ProcessEnv, file: string | null, reports: StatusReport[], post: PostReport): Promise<Answer> {
   let answer: Answer = null
   for (let i = 0; i < reports.length; i++) {
     answer = await post(env, reports[i])
@@ -155,7 +175,7 @@ async function sendInOrder(env: NodeJS.ProcessEnv, file: string | null, reports:
  * Sends `report`, after whatever was kept undelivered (folded in, so the Hub sees the latest
  * state last); keeps what the Hub did not take. Resolves what became of the last POST.
  */
-export async function deliver(env: NodeJS.ProcessEnv, report: HookReport, post: PostReport = postReport): Promise<Answer> {
+export async function deliver(env: NodeJS.ProcessEnv, report: StatusReport, post: PostReport = postReport): Promise<Answer> {
   const file = keptReportsFile(env)
   const kept = file ? takeKept(file) : null
   return sendInOrder(env, file, kept ? reportsOf(fold(kept, report)) : [report], post)

@@ -68,14 +68,44 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
   }
   const pg = await import('pg')
   const Pool = pg.default?.Pool ?? (pg as unknown as {Pool: typeof import('pg').Pool}).Pool
-  const pool = new Pool({connectionString: opts.url, max: opts.poolSize ?? 10})
-  // An idle client's network error must not crash the Hub; the next query reports it.
+  const pool = new Pool({
+    connectionString: opts.url,
+    max: opts.poolSize ?? 10,
+    // A database that does not answer (a silent network cut) must not hold a caller for ever:
+    // waiting for a connection is bounded, and TCP keepalive finds a dead peer of an idle one.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  })
+  // A lost connection is an error handled in place, never a crash: the pool's `error` covers
+  // idle clients, and every client keeps its own listener while checked out too (pg emits
+  // `error` on a client whose connection ends between queries: "Connection terminated
+  // unexpectedly", with no listener an uncaught exception). The query in flight rejects, the
+  // pool drops the client, and the next query opens a new connection.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({dialect: new PostgresDialect({pool})})
   return {db, driver: 'postgres', close: () => db.destroy()}
 }
 
-/** Round-trips the database (readiness). */
-export async function ping(db: Kysely<Database>): Promise<void> {
-  await sql`select 1`.execute(db)
+/** How long getting a PostgreSQL connection may take before the caller gets an error. */
+const CONNECT_TIMEOUT_MS = 5000
+
+/** How long readiness waits for the database before it says it does not answer. */
+export const PING_TIMEOUT_MS = 3000
+
+/**
+ * Round-trips the database (readiness), bounded: a silent database (packets dropped, no reset)
+ * would otherwise leave the query, and the readiness answer, pending until TCP gives up.
+ */
+export async function ping(db: Kysely<Database>, timeoutMs = PING_TIMEOUT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the database did not answer within ${timeoutMs} ms`)), timeoutMs)
+  })
+  try {
+    await Promise.race([sql`select 1`.execute(db), late])
+  } finally {
+    clearTimeout(timer)
+  }
 }
