@@ -7,20 +7,23 @@
  * - Streams (logs, attach): Hub sends `open`; either side sends `data`, `close`; Hub sends `ctl`
  *   (resize). The broker answers `open` with `opened` or `close` carrying an error.
  * - Broker -> Hub events `evt` (hello, agent status, liveness).
+ * - Byte streams with flow control (`open` with `flow: true`: an agent's port): data as binary
+ *   messages and `ack` both ways (tunnel-duplex.ts).
  */
 export type TunnelMessage =
   | {t: 'req'; id: number; method: string; params: unknown}
   | {t: 'res'; id: number; ok: true; result: unknown}
   | {t: 'res'; id: number; ok: false; error: {code: string; message: string; details?: Record<string, unknown>}}
-  | {t: 'open'; sid: number; method: string; params: unknown}
+  | {t: 'open'; sid: number; method: string; params: unknown; flow?: boolean}
   | {t: 'opened'; sid: number}
   | {t: 'data'; sid: number; d: string}
   | {t: 'ctl'; sid: number; resize?: {cols: number; rows: number}}
   | {t: 'close'; sid: number; error?: {code: string; message: string}}
+  | {t: 'ack'; sid: number; n: number}
   | {t: 'evt'; event: string; data: unknown}
 
 /** What a broker can do; the Hub refuses operations a broker does not advertise. */
-export const BROKER_CAPABILITIES = ['agents', 'logs', 'attach', 'keys', 'messages'] as const
+export const BROKER_CAPABILITIES = ['agents', 'logs', 'attach', 'keys', 'messages', 'ports'] as const
 
 /** Events a broker sends. */
 export interface HelloEvent {

@@ -8,7 +8,7 @@ import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync}
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {runCommand} from '../runtimes/run-command.js'
-import {allowedDestinations, egressEnv, egressPlan, identityFile, launcherScript, SANDBOX_NET_DIR, type Destination} from './egress-plan.js'
+import {allowedDestinations, egressEnv, egressPlan, identityFile, launcherScript, SANDBOX_NET_DIR, type Destination, type EgressPlan} from './egress-plan.js'
 import {closeEgress, MAX_SOCKET_PATH, openEgress, resumeEgress} from './egress.js'
 import {findExecutable} from './host.js'
 import type {SandboxPolicy} from './policy.js'
@@ -112,6 +112,17 @@ function socketDir(dir: string): string {
   else mkdirSync(net, {recursive: true, mode: 0o700})
   writeFileSync(join(dir, 'net-dir'), net, {mode: 0o600})
   return net
+}
+
+/** The ports an agent's own forwarders listen on inside (its plan's): not the agent's ports. */
+export function egressPorts(dir: string): number[] {
+  const net = netDirOf(dir)
+  try {
+    const plan = JSON.parse(readFileSync(join(net!, 'plan.json'), 'utf8')) as EgressPlan
+    return [...plan.loopback.map((l) => l.port), ...(plan.proxy ? [plan.proxy.port] : [])]
+  } catch {
+    return []
+  }
 }
 
 function netDirOf(dir: string): string | undefined {

@@ -3,6 +3,7 @@ import {AppError} from '../../api/app-error.js'
 import type {HelloEvent, TunnelMessage} from '../../api/tunnel-protocol.js'
 import type {TunnelStream} from '../../domain/brokers/gateway.js'
 import {StreamTable} from '../../api/tunnel-streams.js'
+import {DuplexTable, TunnelDuplex} from '../../api/tunnel-duplex.js'
 
 type Pending = {resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout}
 
@@ -16,6 +17,8 @@ export class BrokerConnection {
   private nextId = 1
   private readonly pending = new Map<number, Pending>()
   private readonly streams = new StreamTable()
+  /** Byte streams with flow control (an agent's port): binary data messages. */
+  private readonly duplexes = new DuplexTable()
   /** Streams waiting for the broker's `opened`. */
   private readonly opening = new Map<number, {resolve: () => void; reject: (e: Error) => void}>()
   private alive = true
@@ -28,7 +31,7 @@ export class BrokerConnection {
     pingMs = 20_000,
   ) {
     ws.on('message', (raw, isBinary) => {
-      if (isBinary) return
+      if (isBinary) return this.duplexes.frame(raw as Buffer)
       let msg: TunnelMessage
       try {
         msg = JSON.parse(raw.toString())
@@ -79,9 +82,12 @@ export class BrokerConnection {
         const waiting = this.opening.get(msg.sid)
         this.opening.delete(msg.sid)
         waiting?.reject(new AppError('broker_error', `broker: ${msg.error?.message ?? 'stream refused'}`, {brokerCode: msg.error?.code}))
-        this.streams.end(msg.sid, msg.error)
+        if (!this.duplexes.closed(msg.sid, msg.error)) this.streams.end(msg.sid, msg.error)
         return
       }
+      case 'ack':
+        this.duplexes.get(msg.sid)?.acked(msg.n)
+        return
       case 'evt':
         if (msg.event === 'hello') this.hello = msg.data as HelloEvent
         this.onEvent(msg.event, msg.data)
@@ -141,6 +147,37 @@ export class BrokerConnection {
     }
   }
 
+  /**
+   * Opens a byte stream with flow control (tunnel-duplex.ts); resolves once the broker answers
+   * `opened`, rejects with its refusal (`brokerCode`).
+   */
+  async openDuplex(method: string, params: unknown, timeoutMs = 15_000): Promise<TunnelDuplex> {
+    const sid = this.nextId++
+    const duplex = this.duplexes.add(
+      new TunnelDuplex(sid, {
+        data: (frame) => this.open && this.ws.send(frame, {binary: true}),
+        ack: (n) => this.open && this.send({t: 'ack', sid, n}),
+        close: (error) => this.open && this.send({t: 'close', sid, ...(error && {error})}),
+      }),
+    )
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        duplex.destroy()
+        reject(new AppError('broker_timeout', `broker ${this.brokerId} did not open ${method} in time`))
+      }, timeoutMs)
+      this.opening.set(sid, {
+        resolve: () => (clearTimeout(timer), resolve()),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      })
+      this.send({t: 'open', sid, method, params, flow: true})
+    }).catch((err) => {
+      this.opening.delete(sid)
+      this.duplexes.closed(sid)
+      throw err
+    })
+    return duplex
+  }
+
   close(code = 1000, reason = '') {
     clearInterval(this.pinger)
     this.ws.close(code, reason)
@@ -158,5 +195,6 @@ export class BrokerConnection {
     for (const waiting of this.opening.values()) waiting.reject(new AppError('broker_unavailable', `broker ${this.brokerId} disconnected`))
     this.opening.clear()
     this.streams.endAll({code: 'broker_unavailable', message: 'broker disconnected'})
+    this.duplexes.endAll({code: 'broker_unavailable', message: 'broker disconnected'})
   }
 }

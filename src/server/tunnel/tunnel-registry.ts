@@ -1,3 +1,4 @@
+import type {Duplex} from 'node:stream'
 import type {WebSocket} from 'ws'
 import {AppError} from '../../api/app-error.js'
 import type {BrokerGateway, TunnelStream} from '../../domain/brokers/gateway.js'
@@ -49,6 +50,10 @@ export class TunnelRegistry implements BrokerGateway {
 
   openStream(brokerId: string, method: string, params: unknown): Promise<TunnelStream> {
     return this.conn(brokerId).openStream(method, params)
+  }
+
+  openDuplex(brokerId: string, method: string, params: unknown): Promise<Duplex> {
+    return this.conn(brokerId).openDuplex(method, params)
   }
 
   closeAll() {
