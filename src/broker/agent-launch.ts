@@ -17,7 +17,9 @@ import type {Runtime, RuntimeHandle} from './runtime.js'
 import {selfCommand} from './self-command.js'
 import {executableReadable, findExecutable, nodeInterpreter} from './sandbox/host.js'
 import {isLegacyWorkspace, legacyRefusal, readRecord, repoMounts} from './workspace/agent-repo.js'
+import {makeEnvironment, recordedSetup} from './workspace/environment.js'
 import {WorkspaceRefusal} from './workspace/refusal.js'
+import {awaitSetup, clearSetupStatus, SetupFailed, setupPrelude, type SetupPlan} from './workspace/setup.js'
 import {agentRepoPaths, createWorkspace, reattachWorkspace, removeWorkspace, type WorkspaceRequest} from './workspace/repository.js'
 
 /** A refusal with a code the Hub passes on (`harness_not_installed`, the workspace codes, ...). */
@@ -57,6 +59,10 @@ export interface StartParams {
   runtime?: string
   /** The image it was first dispatched with (container runtimes); absent: the harness's, else the runtime's. */
   image?: string
+  /** The Hub's settings section `workspace` (copied files, setup): under this machine's and the project's files. */
+  environment?: unknown
+  /** A restart that runs the setup recorded at create again (`svc agent restart --setup`). */
+  runSetup?: boolean
 }
 
 export interface LaunchDeps {
@@ -124,6 +130,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
   let made: 'new' | 'reattached' | null = null
   const paths = agentRepoPaths(d.stateDir, p.agentId)
   const path = paths.workdir
+  let setup: SetupPlan | null = null
   try {
     // A worktree of the checkout (made by an older svc) would give the agent the checkout's refs.
     if (workspace && isLegacyWorkspace(paths)) throw legacyRefusal(paths)
@@ -140,7 +147,12 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       if (workspace) made = 'new'
       else mkdirSync(path, {recursive: true})
     }
+    // A new work tree gets its copied files and its setup now, before anything runs in it; a
+    // restart runs the setup decided then, and only when asked.
+    if (made === 'new') setup = (await makeEnvironment(paths, p.environment)).setup
+    else if (p.runSetup && workspace) setup = recordedSetup(paths)
   } catch (err) {
+    if (made === 'new') await removeWorkspace(paths, workspace, {removeBranch: true}).catch(() => {})
     if (err instanceof WorkspaceRefusal) throw new LaunchError(err.code, err.message, err.details)
     throw err
   }
@@ -192,11 +204,15 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     const rec = workspace ? readRecord(paths) : null
     if (workspace && !rec) throw new LaunchError('workspace_missing', `the agent's repository ${paths.gitDir} is missing on this broker`, {path: paths.gitDir})
     const git = rec ? repoMounts(paths, rec) : {readable: [], writable: []}
+    // The setup runs where the broker can read its exit code: in a session on this host or a container with its HOME mounted.
+    if (setup && d.runtime.type === 'kubernetes') throw new LaunchError('workspace_failed', `the project's setup (${setup.from}) cannot run on the kubernetes runtime yet: run the agent on local, podman or docker`)
+    if (setup) clearSetupStatus(home)
     const handle = await d.runtime.start({
       agentId: p.agentId,
       name: p.name,
       projectId: p.projectId,
       command,
+      ...(setup && {prelude: setupPrelude(setup, home)}),
       env,
       egressEnv: {...baseEnv, ...harnessEnv, SVC_HUB_ENDPOINT: d.hubUrl},
       image: p.image ?? resolved.image,
@@ -206,6 +222,13 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       readablePaths: [...git.readable, ...harnessPaths, ...(node ? [node[0]!] : []), ...selfCommand().map((f) => (f === process.execPath ? f : dirname(dirname(f))))],
       resources: resolved.resources,
     })
+    if (setup) {
+      // The secrets it was given are masked in the lines a failure quotes.
+      const secrets = [p.env.SVC_AUTH_TOKEN ?? '', ...Object.entries(p.env).filter(([k]) => !k.startsWith('SVC_') && k !== 'TZ').map(([, v]) => v), ...(p.secretFiles ?? []).map((f) => f.value)]
+      await awaitSetup(d.runtime, handle, home, setup, secrets).catch((err) => {
+        throw err instanceof SetupFailed ? new LaunchError('setup_failed', err.message) : err
+      })
+    }
     return {handle, workspace, pasteTask}
   } catch (err) {
     if (made === 'new') await removeWorkspace(paths, workspace, {removeBranch: true}).catch(() => {})

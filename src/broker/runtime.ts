@@ -23,6 +23,12 @@ export interface AgentSpec {
   projectId: string
   /** argv of the harness process (e.g. ['/bin/bash', '--noprofile', '--norc', '-i'] for `shell`). */
   command: string[]
+  /**
+   * argv run first in the session, with `command` as its last arguments (the setup step,
+   * workspace/setup.ts): the session runs `[...prelude, ...command]`, while what the sandbox
+   * decides from the harness (its API hosts, its executable's mounts) still comes from `command`.
+   */
+  prelude?: string[]
   /** The agent environment (SVC_HUB_ENDPOINT, SVC_AUTH_TOKEN, SVC_AGENT_ID, ...) plus harness env. */
   env: Record<string, string>
   /**
@@ -105,6 +111,11 @@ export interface Runtime {
    * running); a sandbox runtime makes a fresh one from `spec`.
    */
   exec?(handle: RuntimeHandle | null, spec: ExecSpec, argv: string[], opts?: {timeoutMs?: number}): Promise<RunResult>
+  /**
+   * Optional: the agent's first process on this host and the ports of its own forwarders (not
+   * the agent's), where its listening ports are found (src/broker/ports); null when not running.
+   */
+  agentProcess?(handle: RuntimeHandle): Promise<{pid: number; excludePorts: number[]} | null>
   /** Sends one named key or one literal string to the terminal, once (no retry). */
   sendKeys(handle: RuntimeHandle, input: KeyInput): Promise<void>
   /**

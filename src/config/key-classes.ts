@@ -49,6 +49,7 @@ export const KEY_CLASS_RULES: readonly Rule[] = [
   {pattern: 'profiles', cls: l1('profiles')},
   {pattern: 'harness_configs', cls: l1('harness_configs')},
   {pattern: 'auto_expose_ports.enabled', cls: l1('auto_expose_ports')},
+  {pattern: 'workspace.*', cls: l1('workspace')},
   {pattern: 'quotas.*', cls: l1('quotas')},
   {pattern: 'agent_secrets.user_scope_only', cls: l1('agent_secrets')},
   {pattern: 'approvals.rules', cls: l1('approvals')},

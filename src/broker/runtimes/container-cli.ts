@@ -91,7 +91,7 @@ export function runArgs(spec: AgentSpec, size: {cols: number; rows: number}, hos
   args.push(...resourceArgs(spec.resources))
   if (host) args.push(...host.flags, ...mountArgs(host.mounts))
   if (spec.workdir) args.push('-w', spec.workdir)
-  args.push(spec.image, ...inContainerCommand(spec.command, size))
+  args.push(spec.image, ...inContainerCommand([...(spec.prelude ?? []), ...spec.command], size))
   return {args, env}
 }
 
@@ -199,6 +199,18 @@ export class ContainerCliRuntime implements Runtime {
   async isRunning(handle: RuntimeHandle): Promise<boolean> {
     const r = await this.run(inspectRunningArgs(this.ref(handle)))
     return r.code === 0 && r.stdout.toString('utf8').trim() === 'true'
+  }
+
+  /**
+   * The container's first process on this host (`--network host`: its ports are found in the
+   * host's socket table among its processes' sockets, src/broker/ports); null for an engine on
+   * another host (its processes are not here).
+   */
+  async agentProcess(handle: RuntimeHandle): Promise<{pid: number; excludePorts: number[]} | null> {
+    if (this.opts.host) return null
+    const r = await this.run(['inspect', '--format', '{{.State.Pid}}', this.ref(handle)])
+    const pid = r.code === 0 ? Number(r.stdout.toString('utf8').trim()) : 0
+    return pid > 0 ? {pid, excludePorts: []} : null
   }
 
   async terminalReady(handle: RuntimeHandle): Promise<boolean> {

@@ -12,6 +12,7 @@
  */
 import {closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, renameSync, writeFileSync} from 'node:fs'
 import {basename, isAbsolute, join, relative, sep} from 'node:path'
+import type {EnvironmentRecord} from './environment.js'
 import {WorkspaceRefusal} from './refusal.js'
 
 export interface AgentRepoPaths {
@@ -52,6 +53,8 @@ export interface AgentRepoRecord {
   checkout: string | null
   /** The remote a clone was made from (where a push goes when there is no checkout), or null. */
   remote: string | null
+  /** Files copied in and the setup decided when the agent was made (environment.ts); absent before. */
+  environment?: EnvironmentRecord
 }
 
 export function writeRecord(paths: AgentRepoPaths, rec: AgentRepoRecord): void {

@@ -201,6 +201,11 @@ export const SETTINGS_SCHEMA: ObjectNode = withOtherServerKeys(obj(
     workspace_path: str('Directory of agent workspaces.'),
     auto_inject_gcloud_adc: bool('Inject cloud application-default credentials into agents.'),
     auto_expose_ports: obj('Port exposure.', {enabled: bool('Expose agent ports automatically.')}, {materialize: false}),
+    workspace: obj('New agents\' workspaces (docs/environments.md). Each key is taken from the project\'s `.svc/settings.yaml`, else the global file, else the Hub\'s Layer-1 section `workspace`.', {
+      copy: list('Globs relative to the checkout of files copied into each new workspace, ignored ones included (`.env`, `.env.*`, `node_modules`); links only when they point inside the checkout.', str('A glob (`*`, `?`, `[...]`, `**`).', {format: {re: /^(?!\/)(?!\.git(\/|$))(?!(.*\/)?\.\.(\/|$)).+$/, describe: 'a glob relative to the checkout (no leading `/`, no `..`, not `.git`)'}})),
+      setup: str('Shell command run in each new workspace inside the agent\'s sandbox or container before its harness starts (a committed executable `.svc/setup` runs instead when the project has one).'),
+      setup_timeout: str('How long the setup may run before the agent fails (default 10m).', {format: DURATION}),
+    }, {materialize: false}),
     quotas: obj('Agent quotas.', {
       max_agents_per_project: int('Agents per project.', {min: 0}),
       max_agents_per_broker: int('Agents per broker.', {min: 0}),

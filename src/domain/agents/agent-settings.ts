@@ -22,6 +22,10 @@ export interface AgentSettings {
   quotas: {maxAgentsPerProject: number; maxAgentsPerBroker: number; enforceBrokerQuotas: boolean}
   /** Hub-level agent defaults by top-level key (`default_model`, `default_timezone`, ...). */
   defaults: Record<string, unknown>
+  /** Layer-1 section `workspace` as stored (copied files, setup): sent to the broker, which checks it. */
+  workspace?: unknown
+  /** Layer-1 `auto_expose_ports.enabled`: agents' ports are previewed at `<hub>/agents/<id>/ports/<port>/`. */
+  autoExposePorts?: boolean
 }
 
 export type AgentSettingsSource = () => Promise<AgentSettings>
@@ -54,9 +58,11 @@ export function agentSettingsFromTree(tree: Record<string, any>): AgentSettings 
   return {
     defaults: Object.fromEntries(Object.entries(tree).filter(([k]) => k.startsWith('default_'))),
     harnessConfigs: harnessConfigsOf(tree.harness_configs),
+    workspace: tree.workspace,
     defaultHarnessConfig: typeof tree.default_harness_config === 'string' ? tree.default_harness_config : null,
     defaultRuntimeBroker: typeof tree.default_runtime_broker === 'string' ? tree.default_runtime_broker : null,
     defaultAgentRole: typeof tree.default_agent_role === 'string' ? tree.default_agent_role : 'full',
+    autoExposePorts: tree.auto_expose_ports?.enabled === true,
     quotas: {
       maxAgentsPerProject: num(q.max_agents_per_project, DEFAULT_QUOTAS.maxAgentsPerProject),
       maxAgentsPerBroker: num(q.max_agents_per_broker, DEFAULT_QUOTAS.maxAgentsPerBroker),
