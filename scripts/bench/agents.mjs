@@ -6,8 +6,9 @@
 // start here). Three parts, in this order (BENCH_PARTS=startup,hook,concurrent picks some):
 // 1. startup: time from `svc agent create bN --harness claude "<task>"` (the CLI spawned) to the
 //    harness's first model request carrying that task, median of BENCH_RUNS (5) runs. Target
-//    <= 1.5 s. Also when Claude Code's process started (from /proc), to split svc's share from
-//    Claude Code's own start.
+//    <= 1.5 s. Also when Claude Code's program ran (its exec, watched in /proc), to split svc's
+//    share from Claude Code's own start (target <= 150 ms), and that share split in steps
+//    (startMarks: the CLI's request at a relay in front of the Hub, file birth times, /proc).
 // 2. hook: latency of one hook's status report, `svc hook claude PreToolUse` with a payload on
 //    stdin (through dist/svc when `npm run build:binary` made it, and through bin/run.js), vs
 //    `node -e 0`, interleaved in the same run, BENCH_HOOK_RUNS (20) each. Target: median <= 2x.
@@ -28,7 +29,8 @@
 // Targets are printed, never asserted. BENCH_HUB_PROF=<dir> writes a CPU profile of the Hub
 // (and its co-located broker) there when it stops.
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import http from 'node:http'
 import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -80,7 +82,7 @@ function parents() {
 }
 
 /**
- * When the process named `name` under `rootPid` was started, as epoch ms (from its start time in
+ * When the process named `name` under `rootPid` (null: `rootPid` itself) was started, as epoch ms (from its start time in
  * clock ticks after boot, /proc/<pid>/stat field 22; 100 ticks a second here), or undefined.
  */
 function processStartedAt(rootPid, name) {
@@ -91,7 +93,7 @@ function processStartedAt(rootPid, name) {
     return false
   }
   for (const [pid, {stat}] of procs) {
-    if (!under(pid) || !stat.includes(`(${name})`)) continue
+    if (!under(pid) || (name === null ? pid !== rootPid : !stat.includes(`(${name})`))) continue
     return bootMs + Number(stat.split(') ')[1].split(' ')[19]) * 10
   }
   return undefined
@@ -125,6 +127,139 @@ function treeRssKb(pid) {
   return total
 }
 
+/**
+ * When each step of an agent's start began, as epoch ms, from what it leaves behind (no tracing
+ * in svc itself): the CLI's request reaching a loopback relay in front of the Hub, the birth of
+ * the agent's repository (`git init`), its record (written when the repository is complete), the
+ * tmux log file (made just before `tmux new-session`), the start of the session's process (/proc,
+ * 10 ms clock), and the moment Claude Code's program replaced the launcher chain in that process
+ * tree (seen by watchExec).
+ */
+function startMarks(stateDir, agentId, panePid, requestAt, harnessAt) {
+  const born = (p) => (existsSync(p) ? statSync(p).birthtimeMs : NaN)
+  const changed = (p) => (existsSync(p) ? statSync(p).mtimeMs : NaN)
+  return {
+    request: requestAt ?? NaN,
+    repository: born(join(stateDir, 'repos', `${agentId}.git`)),
+    record: changed(join(stateDir, 'repos', `${agentId}.json`)),
+    tmux: born(join(stateDir, 'logs', `svc-${agentId}.log`)),
+    session: processStartedAt(panePid, null) ?? NaN,
+    harness: harnessAt ?? NaN,
+  }
+}
+
+/** The steps between the marks (startMarks), in order, named for what runs in them. */
+const START_STEPS = [
+  ['CLI start (spawn to its request at the Hub)', 'spawn', 'request'],
+  ['Hub, broker tunnel, checkout checks', 'request', 'repository'],
+  ["agent's repository (git init to record)", 'repository', 'record'],
+  ['HOME, harness config, sandbox prep', 'record', 'tmux'],
+  ['tmux new-session', 'tmux', 'session'],
+  ['env file, bwrap, network forwarders, nice', 'session', 'harness'],
+]
+
+/**
+ * Watches for the exec of Claude Code under a broker's work trees: a process's start time in
+ * /proc is its fork (the launcher chain bwrap, sh, nice execs in place), so the moment `claude`
+ * replaced it is seen by looking, every 2 ms, at the program name of each new process whose
+ * working directory is an agent's work tree. Answers {stop(): epoch ms of the first seen, or undefined}.
+ */
+function watchExec(workspacesDir, minPid) {
+  const candidates = new Set()
+  const dropped = new Set()
+  let seenAt
+  let timer
+  const look = () => {
+    for (const d of readdirSync('/proc')) {
+      const pid = Number(d)
+      if (!(pid > minPid) || candidates.has(pid) || dropped.has(pid)) continue
+      try {
+        if (readlinkSync(`/proc/${pid}/cwd`).startsWith(workspacesDir)) candidates.add(pid)
+        else dropped.add(pid)
+      } catch {
+        dropped.add(pid)
+      }
+    }
+    for (const pid of candidates) {
+      try {
+        if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'claude') return (seenAt = Date.now())
+      } catch {
+        candidates.delete(pid)
+      }
+    }
+    timer = setTimeout(look, 2)
+  }
+  look()
+  return {
+    stop: () => (clearTimeout(timer), seenAt),
+    seen: () => seenAt,
+  }
+}
+
+/** A relay in front of the Hub that notes when each `POST /api/v1/agents` arrives. */
+async function requestRelay(hubUrl) {
+  const arrivals = []
+  const target = new URL(hubUrl)
+  const server = http.createServer((req, res) => {
+    if (req.method === 'POST' && req.url === '/api/v1/agents') arrivals.push(Date.now())
+    const up = http.request({host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers}, (r) => {
+      res.writeHead(r.statusCode, r.headers)
+      r.pipe(res)
+    })
+    up.on('error', (err) => res.destroy(err))
+    req.pipe(up)
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  return {url: `http://127.0.0.1:${server.address().port}`, arrivals, close: () => new Promise((r) => server.close(r))}
+}
+
+/**
+ * Part 1: RUNS agents created one at a time with `svc agent create` (through a relay that notes
+ * the request's arrival), each timed to its first model request and split into steps.
+ */
+async function startupPart({api, project, cliEnv, hubUrl, model, removeAgent}) {
+  model.respond(() => ({text: 'ok'}))
+  const relay = await requestRelay(hubUrl)
+  const stateDir = join(home, '.svc', 'broker')
+  const times = []
+  const execs = []
+  const steps = START_STEPS.map(() => [])
+  try {
+    for (let i = 0; i < RUNS; i++) {
+      const marker = `bench startup task ${i} ${Date.now()}`
+      const t0 = performance.now()
+      const startedAt = Date.now()
+      const child = spawn(cli[0], [...cli.slice(1), 'agent', 'create', `start${i}`, '--harness', 'claude', '--project', project.id, marker, '--json'], {env: {...cliEnv, SVC_HUB_ENDPOINT: relay.url}, stdio: ['ignore', 'pipe', 'pipe']})
+      const exec = watchExec(join(stateDir, 'workspaces'), child.pid)
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (d) => (stdout += d))
+      child.stderr.on('data', (d) => (stderr += d))
+      const status = await new Promise((r) => child.on('close', r))
+      const cliMs = performance.now() - t0
+      if (status !== 0) throw new Error(`svc agent create failed (${status}): ${stderr}${stdout}`)
+      const agent = JSON.parse(stdout).agent
+      const panePid = Number(tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim())
+      await until(async () => exec.seen(), 60_000, `Claude Code's process of start${i}`).catch(() => {})
+      const first = await model.waitForRequest((q) => q.method === 'POST' && q.path.startsWith('/v1/messages') && JSON.stringify(q.body ?? '').includes(marker), 120_000, `the first model request of start${i}`).catch((err) => {
+        throw new Error(`${err.message}\nthe agent's terminal:\n${tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout}`)
+      })
+      times.push(first.at - startedAt)
+      // Where the time went: svc until Claude Code's program runs, then Claude Code itself.
+      const marks = {spawn: startedAt, ...startMarks(stateDir, agent.id, panePid, relay.arrivals.at(-1), exec.stop())}
+      if (Number.isFinite(marks.harness)) execs.push(marks.harness - startedAt)
+      START_STEPS.forEach(([, from, to], k) => steps[k].push(marks[to] - marks[from]))
+      out(`  run ${i + 1}: first model request after ${ms(first.at - startedAt)} (svc agent create returned after ${ms(cliMs)}; Claude Code's program ran after ${ms(marks.harness - startedAt)})`)
+      await removeAgent(agent.id)
+    }
+  } finally {
+    await relay.close()
+  }
+  out(`startup: median ${ms(median(times))}, best ${ms(sorted(times)[0])} over ${RUNS} runs (target <= 1500 ms: ${verdict(median(times) <= 1500)})`)
+  out(`  svc's share, until Claude Code's program ran: median ${ms(median(execs))} (target <= 150 ms: ${verdict(median(execs) <= 150)}), of which (medians; /proc marks have a 10 ms clock):`)
+  START_STEPS.forEach(([name], k) => out(`    ${name.padEnd(48)} ${ms(median(steps[k].filter(Number.isFinite)))}`))
+}
+
 const work = mkdtempSync(join(tmpdir(), 'svc-bench-agents-'))
 const home = join(work, 'home')
 const tmuxDir = join(work, 'tmux')
@@ -146,7 +281,8 @@ Object.assign(env, {
   GIT_COMMITTER_NAME: 'bench',
   GIT_COMMITTER_EMAIL: 'bench@example.com',
 })
-const tmux = (...args) => spawnSync('tmux', args, {env, encoding: 'utf8'})
+// The broker's tmux server is on its own socket (-L svc, src/broker/runtimes/tmux-args.ts).
+const tmux = (...args) => spawnSync('tmux', ['-L', 'svc', ...args], {env, encoding: 'utf8'})
 const cli = existsSync(BINARY) ? [BINARY] : [process.execPath, join(ROOT, 'bin', 'run.js')]
 
 const model = await startAnthropicServer()
@@ -190,32 +326,8 @@ try {
     await until(async () => tmux('has-session', '-t', `=svc-${id}`).status !== 0, 30_000, `agent ${id}'s session to end`).catch(() => {})
   }
 
-  // 1. svc agent create -> the harness's first model request.
-  if (PARTS.has('startup')) {
-    model.respond(() => ({text: 'ok'}))
-    const times = []
-    const execs = []
-    const created = []
-    for (let i = 0; i < RUNS; i++) {
-      const marker = `bench startup task ${i} ${Date.now()}`
-      const t0 = performance.now()
-      const startedAt = Date.now()
-      const r = spawnSync(cli[0], [...cli.slice(1), 'agent', 'create', `start${i}`, '--harness', 'claude', '--project', project.id, marker, '--json'], {env: cliEnv, encoding: 'utf8', timeout: 120_000})
-      const cliMs = performance.now() - t0
-      if (r.status !== 0) throw new Error(`svc agent create failed (${r.status}): ${r.stderr}${r.stdout}`)
-      const agent = JSON.parse(r.stdout).agent
-      const first = await model.waitForRequest((q) => q.method === 'POST' && q.path.startsWith('/v1/messages') && JSON.stringify(q.body ?? '').includes(marker), 120_000, `the first model request of start${i}`)
-      times.push(first.at - startedAt)
-      created.push(agent.id)
-      // Where the time went: svc until Claude Code's process exists, then Claude Code itself.
-      const panePid = Number(tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim())
-      const execAt = panePid ? processStartedAt(panePid, 'claude') : undefined
-      if (execAt) execs.push(execAt - startedAt)
-      out(`  run ${i + 1}: first model request after ${ms(first.at - startedAt)} (svc agent create returned after ${ms(cliMs)}; Claude Code's process started after ${execAt ? ms(execAt - startedAt) : 'an unknown time'})`)
-      await removeAgent(agent.id)
-    }
-    out(`startup: median ${ms(median(times))}, best ${ms(sorted(times)[0])} over ${RUNS} runs (target <= 1500 ms: ${verdict(median(times) <= 1500)}); of it svc until Claude Code's process started: median ${ms(median(execs))} (10 ms clock)`)
-  }
+  // 1. svc agent create -> the harness's first model request, and where svc's share went.
+  if (PARTS.has('startup')) await startupPart({api, project, cliEnv, hubUrl, model, removeAgent})
 
   // 2. One hook's status report vs `node -e 0`.
   if (PARTS.has('hook')) {
