@@ -371,10 +371,13 @@ try {
   // postject's ELF library warns about each of Node's .note sections: show its output on failure only.
   const injected = spawnSync(process.execPath, [postject, exe, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], {encoding: 'utf8'})
   if (injected.status !== 0) throw new Error(`postject failed (${injected.status}): ${injected.stdout}${injected.stderr}`)
-  const check = spawnSync(exe, ['--version'], {encoding: 'utf8', env: {...process.env, NODE_EXTRA_CA_CERTS: '', SVC_SEA_CODE_CACHE_CHECK: '1'}})
+  const check = spawnSync(exe, ['--version'], {encoding: 'utf8', env: {...process.env, NODE_EXTRA_CA_CERTS: ''}})
   const version = check.stdout.trim()
   if (check.status !== 0 || !version.startsWith(`${pkg.name}/${pkg.version} `)) throw new Error(`the new executable answered --version with ${JSON.stringify(version)}: ${check.stderr}`)
-  if (!check.stderr.includes('svc code cache accepted')) log(`warning: the executable did not accept its code cache (${check.stderr.trim()}); it works, but starts slower`)
+  // `--version` answers before the bundle is compiled (LOADER): the cache is checked on `--help`.
+  const help = spawnSync(exe, ['--help'], {encoding: 'utf8', env: {...process.env, NODE_EXTRA_CA_CERTS: '', SVC_SEA_CODE_CACHE_CHECK: '1'}})
+  if (help.status !== 0) throw new Error(`the new executable failed \`--help\` (${help.status}): ${help.stderr}`)
+  if (!help.stderr.includes('svc code cache accepted')) log(`warning: the executable did not accept its code cache (${help.stderr.trim()}); it works, but starts slower`)
   // Into place by rename, so a running or copying `dist/svc` never sees half a file.
   mkdirSync(join(root, 'dist'), {recursive: true})
   const tmpOut = `${out}.${process.pid}.tmp`

@@ -4,7 +4,6 @@ import {BaseCommand} from '../../src/cli/base-command.js'
 import {projectOrDefault} from '../../src/cli/project-ref.js'
 import {runTerminal} from '../../src/cli/ws-terminal.js'
 import {agentRoute} from '../../src/client/agents-client.js'
-import {ScreenRenderer} from '../../src/domain/agents/screen-render.js'
 
 export default class AgentLogs extends BaseCommand<{logs: string} | null> {
   static override description = [
@@ -29,7 +28,8 @@ export default class AgentLogs extends BaseCommand<{logs: string} | null> {
     if (!flags.follow) return {logs: await client.call<string>('GET', flags.raw ? `${route}?raw=true` : route, undefined, {headers: {accept: 'text/plain'}})}
     let failure: AppError | null = null
     // The follow stream is terminal bytes: a terminal draws them; anything else gets rendered lines.
-    const screen = flags.raw || process.stdout.isTTY ? null : new ScreenRenderer()
+    // Imported here: the terminal emulator is a large package every other command would load at start.
+    const screen = flags.raw || process.stdout.isTTY ? null : new (await import('../../src/domain/agents/screen-render.js')).ScreenRenderer()
     let printed: Promise<void> = Promise.resolve()
     const print = (lines: string[]) => lines.length && process.stdout.write(lines.map((l) => `${l}\n`).join(''))
     const code = await runTerminal(`${client.endpoint}${route}`, {
