@@ -13,8 +13,15 @@ interface LockInfo {
   nonce: string
 }
 
-/** Locks held by the current async call chain, so a holder may take its own lock again. */
+/**
+ * Locks held by the current async call chain, so a holder may take its own lock again. On Node 20
+ * an AsyncLocalStorage that has run turns on async hooks for every promise of the process, for
+ * good: a Hub that once saved its settings (it records its co-located broker at start) paid
+ * about 1 us per promise on every request after (the status path's CPU doubled). So it is
+ * disabled again whenever no lock is held in this process (`holders`): hooks only while held.
+ */
 const held = new AsyncLocalStorage<ReadonlySet<string>>()
+let holders = 0
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -224,7 +231,13 @@ export async function withFileLock<T>(target: string, fn: () => T | Promise<T>, 
   }
   try {
     sweepTemps(target)
-    return await held.run(new Set([...(mine ?? []), target]), fn)
+    holders++
+    try {
+      return await held.run(new Set([...(mine ?? []), target]), fn)
+    } finally {
+      // Continuations of `fn` that outlive it no longer count as holding the lock either.
+      if (--holders === 0) held.disable()
+    }
   } finally {
     const raw = readRaw(lockFile)
     if (raw !== null && parseInfo(raw)?.nonce === info.nonce) unlinkQuiet(lockFile)
