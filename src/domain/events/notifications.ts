@@ -65,6 +65,7 @@ const WORDS: Record<string, string> = {
   idle: 'is idle, waiting for the next message',
   completed: 'completed its task',
   limits_exceeded: 'was stopped: a limit was exceeded',
+  offline: 'is offline: its broker is not connected',
   error: 'failed',
   stopped: 'stopped',
   harness_error: 'hit an error',
