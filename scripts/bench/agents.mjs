@@ -46,6 +46,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5)
 const HOOK_RUNS = Number(process.env.BENCH_HOOK_RUNS ?? 20)
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 20)
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 50)
+// How long part 1 waits for an agent's first model request (a very loaded machine needs more).
+const FIRST_REQUEST_MS = Number(process.env.BENCH_FIRST_REQUEST_MS ?? 120_000)
 const BINARY = join(ROOT, 'dist', 'svc')
 const KEY = 'sk-ant-bench-key-for-the-scripted-server-0123456789'
 
@@ -241,7 +243,7 @@ async function startupPart({api, project, cliEnv, hubUrl, model, removeAgent}) {
       const agent = JSON.parse(stdout).agent
       const panePid = Number(tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim())
       await until(async () => exec.seen(), 60_000, `Claude Code's process of start${i}`).catch(() => {})
-      const first = await model.waitForRequest((q) => q.method === 'POST' && q.path.startsWith('/v1/messages') && JSON.stringify(q.body ?? '').includes(marker), 120_000, `the first model request of start${i}`).catch((err) => {
+      const first = await model.waitForRequest((q) => q.method === 'POST' && q.path.startsWith('/v1/messages') && JSON.stringify(q.body ?? '').includes(marker), FIRST_REQUEST_MS, `the first model request of start${i}`).catch((err) => {
         throw new Error(`${err.message}\nthe agent's terminal:\n${tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout}`)
       })
       times.push(first.at - startedAt)
