@@ -119,7 +119,7 @@ export const ERROR_CODES = {
   hub_unreachable: {status: 0, description: 'CLI: no Hub answered at the endpoint; the message says how to point the CLI elsewhere (`--hub`, `SVC_HUB_ENDPOINT`) (exit code 3).'},
   hub_unsupported: {status: 0, description: 'CLI: the Hub does not offer this operation (exit code 3).'},
   usage_error: {status: 0, description: 'CLI: bad flags or arguments, refused before any request (exit code 2).'},
-  image_build_failed: {status: 0, description: 'CLI: `svc image build` could not make the agent base image (debootstrap or the engine missing or failing, not root); the message says which (exit code 1).'},
+  image_build_failed: {status: 0, description: 'CLI: `svc image build` could not make the agent base image (debootstrap or the engine missing or failing, not root), or with `--project` the project image (its `.svc/Containerfile` failed to build: the message has the last lines); the message says which (exit code 1).'},
   not_signed_in: {status: 0, description: 'CLI: no credential was found for the Hub (exit code 1).'},
   interactive_required: {status: 0, description: 'CLI: the command needs a prompt but prompts are disabled, `--json` is set or there is no TTY (exit code 2).'},
   wait_timeout: {status: 0, description: 'CLI: `svc agent wait` timed out before the agent reached the awaited state (exit code 1); `details.agent` is the agent as last seen.'},

@@ -14,6 +14,7 @@ import {writeHomeFile} from './harnesses/json-file.js'
 import {harnessModule} from './harnesses/registry.js'
 import type {LaunchContext} from './harnesses/types.js'
 import type {Runtime, RuntimeHandle} from './runtime.js'
+import {projectImageFor} from './images/project-image.js'
 import {selfCommand} from './self-command.js'
 import {executableReadable, findExecutable, nodeInterpreter} from './sandbox/host.js'
 import {isLegacyWorkspace, legacyRefusal, readRecord, repoMounts} from './workspace/agent-repo.js'
@@ -207,6 +208,10 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     // The setup runs where the broker can read its exit code: in a session on this host or a container with its HOME mounted.
     if (setup && d.runtime.type === 'kubernetes') throw new LaunchError('workspace_failed', `the project's setup (${setup.from}) cannot run on the kubernetes runtime yet: run the agent on local, podman or docker`)
     if (setup) clearSetupStatus(home)
+    // A new agent on a container engine runs its project's image when the project has one (kept by restarts: the Hub sends `image`).
+    const image = p.image ?? resolved.image ?? (made === 'new' ? await projectImageFor(d.runtime, workdir).catch((err: Error) => {
+      throw new LaunchError('image_build_failed', err.message)
+    }) : undefined)
     const handle = await d.runtime.start({
       agentId: p.agentId,
       name: p.name,
@@ -215,7 +220,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       ...(setup && {prelude: setupPrelude(setup, home)}),
       env,
       egressEnv: {...baseEnv, ...harnessEnv, SVC_HUB_ENDPOINT: d.hubUrl},
-      image: p.image ?? resolved.image,
+      image,
       workdir,
       home,
       writablePaths: git.writable,

@@ -116,6 +116,11 @@ export interface Runtime {
    * the agent's), where its listening ports are found (src/broker/ports); null when not running.
    */
   agentProcess?(handle: RuntimeHandle): Promise<{pid: number; excludePorts: number[]} | null>
+  /**
+   * Optional (container engines): the engine's executable, its flags before the subcommand and
+   * environment, with which a project's image is built (images/project-image.ts).
+   */
+  engine?(): {bin: string; global: string[]; env: NodeJS.ProcessEnv}
   /** Sends one named key or one literal string to the terminal, once (no retry). */
   sendKeys(handle: RuntimeHandle, input: KeyInput): Promise<void>
   /**

@@ -268,6 +268,10 @@ export class ContainerCliRuntime implements Runtime {
     return handle.ref
   }
 
+  engine() {
+    return {bin: this.bin, global: this.global, env: this.env}
+  }
+
   /** One command in the agent's running container (its own mounts, as its harness sees them). */
   async exec(handle: RuntimeHandle | null, spec: ExecSpec, argv: string[], opts: {timeoutMs?: number} = {}): Promise<RunResult> {
     if (!handle) throw new Error(`the agent's container is not running: start the agent to run a command in it`)
