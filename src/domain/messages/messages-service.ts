@@ -71,8 +71,14 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
     }
   }
 
+  /** A running agent whose broker is connected to no replica: its messages wait (queued). */
+  const brokerAway = (agent: AgentRecord) => agent.phase === 'running' && !!agent.brokerId && !m.gateway.isConnected(agent.brokerId)
+
   async function accept(agent: AgentRecord, sender: Sender, ingress: Ingress, body: MessageBody, broadcastId: string | null, wait: boolean): Promise<string> {
     if (agent.messageMode === 'closed') throw new AppError('message_mode_closed', `agent ${agent.name} does not accept messages (message mode closed)`)
+    const away = brokerAway(agent)
+    // An interrupt is about the agent's turn now: kept for later it would stop a later turn.
+    if (away && body.interrupt && !broadcastId) throw new AppError('broker_unavailable', `the broker of agent ${agent.name} is away; a message with interrupt is not kept for later: send it again when the agent is back`)
     const record: MessageRecord = {
       id: newId(),
       projectId: agent.projectId,
@@ -81,12 +87,13 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
       sender,
       ingress,
       body: {text: body.text, ...(body.structured && {structured: body.structured}), interrupt: body.interrupt, plain: body.plain},
-      delivery: 'pending',
-      error: null,
+      delivery: away ? (body.interrupt ? 'failed' : 'queued') : 'pending',
+      error: away && body.interrupt ? 'the agent\'s broker was away; a message with interrupt is not kept for later' : null,
       createdAt: now(),
       deliveredAt: null,
     }
     await store.messages.insert(record)
+    if (away) return record.id
     const delivery = deliver(record, agent, body)
     if (wait) await delivery
     return record.id
@@ -98,7 +105,7 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
     refuseRaw,
 
     /** The two agent message routes: target lookup (404) first, then raw, then authorization. */
-    async sendToAgent(ctx: CallContext, target: {ref: string; projectRef?: string}, body: unknown, rawText: string | null, opts: {wait?: boolean} = {}): Promise<{messageId: string}> {
+    async sendToAgent(ctx: CallContext, target: {ref: string; projectRef?: string}, body: unknown, rawText: string | null, opts: {wait?: boolean} = {}): Promise<{messageId: string; delivery?: 'queued'}> {
       const projectId = target.projectRef ? await projectIdOf(target.projectRef) : undefined
       const agent = target.projectRef && !projectId ? null : await m.access.resolve(target.ref, projectId ?? undefined)
       if (!agent) throw notFound('agent')
@@ -111,7 +118,10 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
         throw err
       }
       const parsed = parseMessageBody(body)
-      return {messageId: await accept(agent, senderOf(ctx), target.projectRef ? INGRESS.projectAgentMessage : INGRESS.agentMessage, parsed, null, opts.wait ?? false)}
+      const queued = brokerAway(agent)
+      const messageId = await accept(agent, senderOf(ctx), target.projectRef ? INGRESS.projectAgentMessage : INGRESS.agentMessage, parsed, null, opts.wait ?? false)
+      // Kept for the broker's return: the caller is told it was not delivered yet.
+      return queued ? {messageId, delivery: 'queued' as const} : {messageId}
     },
 
     /** Project broadcast: every running agent of the project whose message mode is open. */
@@ -233,7 +243,30 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
       if (!(await store.messages.cancelSchedule(id, now()))) throw notFound('schedule')
     },
 
-    /** Runs due schedules once; the scheduler calls this every second. */
+    /**
+     * Delivers messages kept while their agent's broker was away, once it is connected again
+     * (to any replica), oldest first; each is claimed so two replicas never deliver one twice.
+     * One whose agent stopped meanwhile fails. The scheduler calls this every second.
+     */
+    async deliverQueued(): Promise<number> {
+      let delivered = 0
+      for (const msg of await store.messages.queued()) {
+        const agent = await store.agents.get(msg.agentId)
+        const gone = !agent || !!agent.deletedAt || agent.phase !== 'running'
+        if (!gone && brokerAway(agent)) continue
+        if (!(await store.messages.claimQueued(msg.id))) continue
+        if (gone) {
+          await store.messages.setDelivery(msg.id, 'failed', `agent ${agent?.name ?? msg.agentId} stopped before its broker returned`, null)
+          continue
+        }
+        const b = msg.body as {text: string; structured?: Record<string, unknown>; interrupt?: boolean; plain?: boolean}
+        await deliver(msg, agent, {text: b.text, structured: b.structured ?? null, interrupt: false, plain: !!b.plain})
+        delivered++
+      }
+      return delivered
+    },
+
+    /** Runs due schedules once (then the queued messages whose broker is back); the scheduler calls this every second. */
     async runDue(): Promise<number> {
       const due = await store.messages.claimDue(now())
       for (const s of due) {
@@ -251,6 +284,7 @@ export function createMessagesService(deps: Deps, m: MessageServiceDeps) {
           await store.messages.finishRun(s.id, {status: 'pending', nextAt: iso(new Date(next))}, now())
         }
       }
+      await this.deliverQueued()
       return due.length
     },
 

@@ -9,7 +9,8 @@ export interface MessageRecord {
   sender: {kind: string; id: string}
   ingress: string
   body: Record<string, unknown>
-  delivery: 'pending' | 'delivered' | 'failed' | 'refused_closed'
+  /** `queued`: kept while the agent's broker is away, delivered when it returns. */
+  delivery: 'pending' | 'queued' | 'delivered' | 'failed' | 'refused_closed'
   error: string | null
   createdAt: string
   deliveredAt: string | null
@@ -28,6 +29,20 @@ export interface ScheduleRecord {
   createdAt: string
   updatedAt: string
 }
+
+const toMessage = (r: Database['messages']): MessageRecord => ({
+  id: r.id,
+  projectId: r.project_id,
+  agentId: r.agent_id,
+  broadcastId: r.broadcast_id,
+  sender: {kind: r.sender_kind, id: r.sender_id},
+  ingress: r.ingress,
+  body: JSON.parse(r.body),
+  delivery: r.delivery as MessageRecord['delivery'],
+  error: r.error,
+  createdAt: r.created_at,
+  deliveredAt: r.delivered_at,
+})
 
 /** Messages and schedules. Rows are written only for accepted requests (never for refusals). */
 export const messagesRepo = (db: Kysely<Database>) => ({
@@ -53,21 +68,19 @@ export const messagesRepo = (db: Kysely<Database>) => ({
   async setDelivery(id: string, delivery: MessageRecord['delivery'], error: string | null, at: string | null): Promise<void> {
     await db.updateTable('messages').set({delivery, error, delivered_at: at}).where('id', '=', id).execute()
   },
+  /** Messages kept for agents whose broker was away, oldest first (partial index of 0028). */
+  async queued(limit = 200): Promise<MessageRecord[]> {
+    const rows = await db.selectFrom('messages').selectAll().where('delivery', '=', 'queued').orderBy('created_at').orderBy('id').limit(limit).execute()
+    return rows.map(toMessage)
+  },
+  /** Takes a queued message for delivery; false when another replica took it first. */
+  async claimQueued(id: string): Promise<boolean> {
+    const r = await db.updateTable('messages').set({delivery: 'pending'}).where('id', '=', id).where('delivery', '=', 'queued').executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  },
   async forAgent(agentId: string, limit = 100): Promise<MessageRecord[]> {
     const rows = await db.selectFrom('messages').selectAll().where('agent_id', '=', agentId).orderBy('created_at', 'desc').orderBy('id').limit(limit).execute()
-    return rows.map((r) => ({
-      id: r.id,
-      projectId: r.project_id,
-      agentId: r.agent_id,
-      broadcastId: r.broadcast_id,
-      sender: {kind: r.sender_kind, id: r.sender_id},
-      ingress: r.ingress,
-      body: JSON.parse(r.body),
-      delivery: r.delivery as MessageRecord['delivery'],
-      error: r.error,
-      createdAt: r.created_at,
-      deliveredAt: r.delivered_at,
-    }))
+    return rows.map(toMessage)
   },
   async count(): Promise<number> {
     return Number((await db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
