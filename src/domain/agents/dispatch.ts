@@ -3,23 +3,34 @@ import type {Repos} from '../../store/store.js'
 import type {BrokerGateway} from '../brokers/gateway.js'
 import type {AgentSettings} from './agent-settings.js'
 
-/**
- * Picks the broker for a new agent: the requested one; else the project's default broker; else
- * the hub's `default_runtime_broker` (or, without one, the Hub's own co-located broker) when it
- * is online and dispatchable. "Online" means its tunnel is connected to this Hub.
- */
 /** How long a create waits for a co-located broker that is still starting (detecting its runtime). */
 export const COLOCATED_START_WAIT_MS = 15_000
 
+/** Runtime types a broker reports in its hello; any other name is a settings `runtimes` entry. */
+const RUNTIME_TYPES = new Set(['local', 'podman', 'docker', 'kubernetes'])
+
+export interface PlacementInput {
+  /** `--broker`: wins over everything, or the create fails naming it. */
+  requested?: string | null
+  /** Preferred when it can take the agent: the parent's broker, else the project's default. */
+  projectDefault?: string | null
+  /** The runtime asked for (a type such as `podman`, or a settings `runtimes` name). */
+  runtime?: string | null
+}
+
 /**
- * The broker a new agent goes to: the one asked for, else the project's default, else the Hub's
- * default (on a workstation, the co-located broker). A create that arrives while the co-located
- * broker is still starting (the Hub answers before its broker has detected the default runtime:
- * about a second, more with podman installed) waits for it, at most COLOCATED_START_WAIT_MS,
- * instead of answering 503 to a script that just saw `/healthz` answer.
+ * The broker a new agent goes to (placement): the one asked for; else, among the online brokers
+ * that can run it (capability `agents`, and its runtime when one is asked for), the preferred
+ * one (project's default, then the Hub's `default_runtime_broker` or, without one, its
+ * co-located broker) when under `max_agents_per_broker`, else the least loaded under the cap
+ * (with the cap not enforced, past it: the least loaded of all).
+ * 429 `quota_exceeded` when every broker that could run it is at the cap (with
+ * `enforce_broker_quotas`), 503 `broker_unavailable` only when none is online. A create that
+ * arrives while the co-located broker is still starting (about a second after `/healthz`
+ * answers, more with podman installed) waits for it, at most COLOCATED_START_WAIT_MS.
  */
 export async function chooseBroker(
-  input: {requested?: string | null; projectDefault?: string | null},
+  input: PlacementInput,
   settings: AgentSettings,
   gateway: BrokerGateway,
   colocated: string | null | (() => string | null),
@@ -37,23 +48,46 @@ export async function chooseBroker(
   }
 }
 
-async function pickBroker(
-  input: {requested?: string | null; projectDefault?: string | null},
-  settings: AgentSettings,
-  gateway: BrokerGateway,
-  colocatedId: string | null,
-  repos: Repos,
-): Promise<string> {
+async function pickBroker(input: PlacementInput, settings: AgentSettings, gateway: BrokerGateway, colocatedId: string | null, repos: Repos): Promise<string> {
   if (input.requested) {
     const b = await repos.brokers.get(input.requested)
     if (!b) throw new AppError('not_found', `broker ${input.requested} not found`)
     if (!gateway.isConnected(b.id)) throw new AppError('broker_unavailable', `broker ${b.name} (${b.id}) is not connected`)
     return b.id
   }
-  for (const candidate of [input.projectDefault, settings.defaultRuntimeBroker ?? colocatedId]) {
-    if (candidate && gateway.isConnected(candidate) && gateway.capabilities(candidate)?.includes('agents')) return candidate
+  const runtime = input.runtime ?? null
+  const able = (await repos.brokers.list()).filter(
+    (b) => gateway.isConnected(b.id) && gateway.capabilities(b.id)?.includes('agents') && (!runtime || !RUNTIME_TYPES.has(runtime) || b.runtimes.includes(runtime)),
+  )
+  if (!able.length) {
+    throw new AppError('broker_unavailable', `no runtime broker${runtime ? ` that can run runtime ${runtime}` : ''} is online to run this agent: start one with \`svc broker start\`, or pass --broker`)
   }
-  throw new AppError('broker_unavailable', 'no runtime broker is online to run this agent: start one with `svc broker start`, or pass --broker')
+  const load = new Map<string, number>()
+  for (const b of able) load.set(b.id, await repos.agents.countActive({brokerId: b.id}))
+  const {maxAgentsPerBroker, enforceBrokerQuotas} = settings.quotas
+  // Brokers under the cap first; past it, a cap that is not enforced lets the least loaded take more.
+  let open = able.filter((b) => load.get(b.id)! < maxAgentsPerBroker)
+  if (!open.length && !enforceBrokerQuotas) open = able
+  if (!open.length) {
+    throw new AppError('quota_exceeded', `every broker that can run this agent runs ${maxAgentsPerBroker} agents, its limit (quotas.max_agents_per_broker)`, {quota: 'max_agents_per_broker', limit: maxAgentsPerBroker})
+  }
+  for (const preferred of [input.projectDefault, settings.defaultRuntimeBroker ?? colocatedId]) {
+    if (preferred && open.some((b) => b.id === preferred)) return preferred
+  }
+  // Least loaded first; ties go to the older broker, so placement is stable.
+  return open.reduce((best, b) => (load.get(b.id)! < load.get(best.id)! ? b : best)).id
+}
+
+/**
+ * The broker a start or restart dispatches to: the agent's own (an agent never moves, its
+ * workspace is there); only an agent never placed is placed now. A broker that is gone is
+ * 503 `broker_unavailable` naming it.
+ */
+export async function brokerOfStart(agent: {name: string; brokerId: string | null; runtime?: string | null}, place: () => Promise<string>, gateway: BrokerGateway, repos: Repos): Promise<string> {
+  if (!agent.brokerId) return place()
+  if (gateway.isConnected(agent.brokerId)) return agent.brokerId
+  const b = await repos.brokers.get(agent.brokerId)
+  throw new AppError('broker_unavailable', `agent ${agent.name} runs on broker ${b?.name ?? 'deleted'} (${agent.brokerId}), which is not connected; an agent is never moved to another broker`, {brokerId: agent.brokerId})
 }
 
 /**

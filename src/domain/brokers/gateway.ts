@@ -18,3 +18,28 @@ export interface BrokerGateway {
   request<T>(brokerId: string, method: string, params: unknown, timeoutMs?: number): Promise<T>
   openStream(brokerId: string, method: string, params: unknown): Promise<TunnelStream>
 }
+
+/**
+ * Brokers whose tunnel another replica of the deployment holds: their capabilities (null when
+ * no live replica holds the broker), and requests and streams sent through that replica.
+ */
+export interface RemoteBrokers {
+  capabilities(brokerId: string): string[] | null
+  request<T>(brokerId: string, method: string, params: unknown, timeoutMs?: number): Promise<T>
+  openStream(brokerId: string, method: string, params: unknown): Promise<TunnelStream>
+}
+
+/**
+ * The one seam through which every agent operation reaches a broker: this replica's own tunnel
+ * when it holds the broker, else the replica that does (any replica serves any agent). A broker
+ * neither holds answers as the local gateway does: 503 `broker_unavailable`.
+ */
+export function forwardingGateway(local: BrokerGateway, remote: RemoteBrokers): BrokerGateway {
+  const viaRemote = (brokerId: string) => !local.isConnected(brokerId) && remote.capabilities(brokerId) !== null
+  return {
+    isConnected: (brokerId) => local.isConnected(brokerId) || remote.capabilities(brokerId) !== null,
+    capabilities: (brokerId) => local.capabilities(brokerId) ?? remote.capabilities(brokerId),
+    request: (brokerId, method, params, timeoutMs) => (viaRemote(brokerId) ? remote : local).request(brokerId, method, params, timeoutMs),
+    openStream: (brokerId, method, params) => (viaRemote(brokerId) ? remote : local).openStream(brokerId, method, params),
+  }
+}
