@@ -7,6 +7,7 @@ import {hashSecret, newId} from '../shared/secrets.js'
 import {randomBytes} from 'node:crypto'
 import type {Deps} from '../deps.js'
 import {openBrokerSecret, sealBrokerSecret} from './broker-secrets.js'
+import {createBrokerLiveness} from './broker-liveness.js'
 
 export const JOIN_TOKEN_TTL_MS = 60 * 60 * 1000
 const JOIN_PREFIX = 'svc_join_'
@@ -32,6 +33,7 @@ const NONCE_WINDOW_MS = MAX_SKEW_SECONDS * 2 * 1000
 export function createBrokersService(deps: Deps, isConnected: ConnectedCheck, secretsKey: () => Buffer) {
   const {store, clock} = deps
   const nonces = new NonceCache()
+  const liveness = createBrokerLiveness(deps)
   const now = () => iso(clock.now())
 
   const view = async (b: Broker): Promise<BrokerView> => ({...b, connected: isConnected(b.id), agents: await store.agents.countActive({brokerId: b.id})})
@@ -136,15 +138,14 @@ export function createBrokersService(deps: Deps, isConnected: ConnectedCheck, se
       return view(b)
     },
 
-    async connected(id: string, info: {capabilities: string[]; runtimes: string[]; version: string}) {
-      await store.brokers.markConnected(id, info, now())
-    },
+    /** Liveness (leases in the database, broker-liveness.ts): a hello, a liveness report, a closed tunnel. */
+    connected: liveness.connected,
     async seen(id: string) {
       await store.brokers.markSeen(id, now())
     },
-    async disconnected(id: string) {
-      await store.brokers.markOffline(id, now())
-    },
+    disconnected: liveness.disconnected,
+    /** Renews this replica's leases and expires lapsed ones on a timer, from Hub start to close. */
+    liveness,
   }
 }
 

@@ -20,6 +20,10 @@ import * as m0018 from './0018-agent-event-error.js'
 import * as m0019 from './0019-agent-limits.js'
 import * as m0020 from './0020-agent-attempts.js'
 import * as m0021 from './0021-approvals.js'
+import * as m0023 from './0023-agent-ports.js'
+import * as m0025 from './0025-broker-leases.js'
+import * as m0027 from './0027-replica-directory.js'
+import * as m0028 from './0028-queued-messages.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -44,4 +48,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019-agent-limits': m0019,
   '0020-agent-attempts': m0020,
   '0021-approvals': m0021,
+  '0023-agent-ports': m0023,
+  '0025-broker-leases': m0025,
+  '0027-replica-directory': m0027,
+  '0028-queued-messages': m0028,
 }

@@ -1,5 +1,6 @@
 import type {Kysely, Selectable} from 'kysely'
 import type {BrokersTable, Database} from '../schema.js'
+import {brokerLeasesRepo} from './broker-leases.js'
 
 export type BrokerStatus = 'pending' | 'online' | 'offline'
 
@@ -34,6 +35,8 @@ const toBroker = (r: Selectable<BrokersTable>): Broker => ({
 })
 
 export const brokersRepo = (db: Kysely<Database>) => ({
+  /** Liveness leases (migration 0025, broker-leases.ts). */
+  leases: brokerLeasesRepo(db),
   /** `secret` is stored as given: the domain seals it first (domain/brokers/broker-secrets.ts). */
   async insert(b: {id: string; name: string; colocated: boolean; createdBy: string; now: string; secret?: string | null}): Promise<Broker> {
     const r = await db
@@ -82,9 +85,6 @@ export const brokersRepo = (db: Kysely<Database>) => ({
   },
   async markSeen(id: string, now: string): Promise<void> {
     await db.updateTable('brokers').set({last_seen_at: now}).where('id', '=', id).execute()
-  },
-  async markOffline(id: string, now: string): Promise<void> {
-    await db.updateTable('brokers').set({status: 'offline', updated_at: now}).where('id', '=', id).execute()
   },
   async insertJoinToken(t: {id: string; brokerId: string; tokenHash: string; now: string; expiresAt: string}): Promise<void> {
     await db.insertInto('broker_join_tokens').values({id: t.id, broker_id: t.brokerId, token_hash: t.tokenHash, created_at: t.now, expires_at: t.expiresAt, used_at: null}).execute()
