@@ -6,7 +6,7 @@
 // entry's within 2x, the status report within 4x.
 // The Hub is the executable itself (`svc server start`) in a temp HOME, with its own TMUX_TMPDIR;
 // the agent is a `--harness shell` agent on the co-located broker, and its token is the one its
-// shell was given (read through `svc keys`).
+// session was given (read from its environment).
 // BENCH_RUNS sets the runs per command (default 20); BENCH_BIN another executable to measure.
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
@@ -48,7 +48,9 @@ const env = {}
 // No TMUX/TMUX_PANE: inside a tmux session they would point tmux at that server, not TMUX_TMPDIR's.
 const dropped = new Set(['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'TMUX', 'TMUX_PANE'])
 for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !dropped.has(k)) env[k] = v
-Object.assign(env, {HOME: home, TMUX_TMPDIR: tmuxDir, NO_COLOR: '1'})
+// No container engine: a first broker start picks docker, else podman, over local
+// (default-runtime.ts); the agent must be a tmux session of the local runtime, as in the agents bench.
+Object.assign(env, {HOME: home, TMUX_TMPDIR: tmuxDir, NO_COLOR: '1', DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock'})
 
 const hubPort = await freePort()
 const brokerPort = await freePort()
@@ -66,19 +68,22 @@ try {
   const cli = (args) => JSON.parse(execFileSync(BIN, [...args, '--json'], {env: {...env, SVC_HUB_ENDPOINT: hubUrl}, cwd: work, encoding: 'utf8'}))
   const project = cli(['project', 'register', 'bench', '--no-remote']).project
   const agent = cli(['agent', 'create', 'bench-agent', '--harness', 'shell', '--project', project.id]).agent
-  // The agent's shell has its token in its environment (the local runtime passes it through a
-  // private env file, not the tmux session environment): have the shell write it out.
-  const tokenFile = join(work, 'agent-token')
+  // The agent's token is in its session's environment (the local runtime passes it through a
+  // private env file, read by the session's first process, which then execs bwrap): read there,
+  // as SVC_AUTH_TOKEN or the file SVC_AUTH_TOKEN_FILE names (the agent's HOME, on the host too).
+  // The shell cannot write it out for us: its /tmp is the sandbox's own.
+  const tmux = (...args) => spawnSync('tmux', ['-L', 'svc', ...args], {env, encoding: 'utf8'})
   let token = ''
-  for (let i = 0; i < 100 && !token; i++) {
-    if (i % 20 === 0) {
-      cli(['keys', agent.id, `printf %s "$SVC_AUTH_TOKEN" > ${tokenFile}`, '--project', project.id])
-      cli(['keys', agent.id, 'Enter', '--project', project.id])
+  for (const until = Date.now() + 60_000; !token && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+    const pid = tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim()
+    try {
+      const e = Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+      token = e.SVC_AUTH_TOKEN || (e.SVC_AUTH_TOKEN_FILE && readFileSync(e.SVC_AUTH_TOKEN_FILE, 'utf8').trim()) || ''
+    } catch {
+      // not started yet
     }
-    await new Promise((r) => setTimeout(r, 100))
-    if (existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim()
   }
-  if (!token) throw new Error(`the agent's shell did not write its SVC_AUTH_TOKEN`)
+  if (!token) throw new Error(`the agent's session environment holds no SVC_AUTH_TOKEN`)
   const agentEnv = {...env, SVC_AUTH_TOKEN: token, SVC_AGENT_ID: agent.id, SVC_HUB_ENDPOINT: hubUrl}
 
   const cases = [
@@ -111,7 +116,8 @@ try {
 } finally {
   hub.kill('SIGTERM')
   await new Promise((r) => (hub.exitCode !== null ? r() : hub.on('exit', r)))
-  spawnSync('tmux', ['kill-server'], {env, stdio: 'ignore'})
+  // The broker's tmux server is on its own socket (src/broker/runtimes/tmux-args.ts).
+  spawnSync('tmux', ['-L', 'svc', 'kill-server'], {env, stdio: 'ignore'})
   // The agent's shell may still be writing into HOME as tmux goes down: retry, then leave it.
   for (let i = 0; ; i++) {
     try {
