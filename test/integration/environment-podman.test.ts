@@ -1,4 +1,5 @@
-import {chmodSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {baseImageTag} from '../../src/broker/images/base-recipe.js'
@@ -7,6 +8,7 @@ import {projectImageTag} from '../../src/broker/images/project-image.js'
 import {runCommand} from '../../src/broker/runtimes/run-command.js'
 import {findExecutable} from '../../src/broker/sandbox/host.js'
 import {iso} from '../../src/domain/shared/clock.js'
+import {cliEnv, runCli} from '../helpers/cli.js'
 import {makeRepos, sh, type TestRepos} from '../helpers/git-repos.js'
 import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
 
@@ -27,6 +29,7 @@ describe.skipIf(!podman)('project images and setup on podman', {timeout: 900_000
   let hub: LiveHub
   let repos: TestRepos
   const made: string[] = []
+  const cliHome = mkdtempSync(join(tmpdir(), 'svc-env-podman-cli-'))
   const create = (name: string) => hub.request('POST', '/api/v1/agents', {body: {name, projectId: 'default', harnessConfig: 'shell'}})
 
   beforeAll(async () => {
@@ -52,6 +55,7 @@ describe.skipIf(!podman)('project images and setup on podman', {timeout: 900_000
     for (const id of made) await runCommand('podman', ['rm', '-f', `svc-${id}`]).catch(() => {})
     await hub?.dispose()
     repos?.dispose()
+    rmSync(cliHome, {recursive: true, force: true})
   })
 
   it('a new agent runs the image built from .svc/Containerfile, and its .svc/setup ran in that container with the copied .env', async () => {
@@ -64,6 +68,10 @@ describe.skipIf(!podman)('project images and setup on podman', {timeout: 900_000
     const inspect = await runCommand('podman', ['inspect', '--format', '{{.ImageName}}', `svc-${r.body.agent.id}`])
     expect(inspect.stdout.toString().trim()).toBe(projectImageTag(CONTAINERFILE))
     expect(projectImageTag(CONTAINERFILE)).not.toBe(baseImageTag())
+    // Built once: svc image build --project finds it (from the checkout's HEAD) and builds nothing.
+    const cli = await runCli(['image', 'build', '--project', 'default', '--json'], {env: cliEnv(cliHome, {SVC_HUB_ENDPOINT: hub.url, SVC_DEV_TOKEN: hub.devToken}), timeoutMs: 120_000})
+    expect(cli.code, cli.stdout + cli.stderr).toBe(0)
+    expect(cli.json).toMatchObject({image: projectImageTag(CONTAINERFILE), engine: 'podman', built: false})
   })
 
   it('a Containerfile that does not build: the agent is in phase error with the build\'s last lines, nothing left behind', async () => {
