@@ -40,11 +40,18 @@ export function agentRoute(ref: string, projectId: string): string {
   return AGENT_ID.test(ref) ? `/api/v1/agents/${enc(ref)}` : `/api/v1/projects/${enc(projectId)}/agents/${enc(ref)}`
 }
 
+/**
+ * How long a create, start or restart may go without an answer: the Hub answers once the broker
+ * has made the workspace and run its setup (`workspace.setup_timeout`, 10 minutes by default),
+ * and gives the broker 15 minutes.
+ */
+const START_TIMEOUT_MS = 16 * 60_000
+
 /** Typed calls for agents, brokers and templates (kept apart from the core client). */
 export const agentsApi = (c: HubClient) => ({
   create: (body: {name: string; projectId: string; harnessConfig?: string; template?: string; task?: string; brokerId?: string; role?: string; runtime?: string; parentId?: string; limits?: Record<string, number>; attempts?: number; harnessConfigs?: string[]; check?: string}) =>
     // With `attempts`: `{group, agents}` instead (docs/teams.md, "Attempts").
-    c.call<{agent: Agent} | {group: string; agents: Agent[]}>('POST', '/api/v1/agents', body),
+    c.call<{agent: Agent} | {group: string; agents: Agent[]}>('POST', '/api/v1/agents', body, {timeoutMs: START_TIMEOUT_MS}),
   /** Stores a secret of the project (`scope: user`: the caller's own, delivered only to agents it starts). */
   putSecret: (projectId: string, key: string, value: string, scope: 'project' | 'user') =>
     c.call<unknown>('PUT', `/api/v1/projects/${enc(projectId)}/secrets/${enc(key)}`, {value, scope}),
@@ -54,7 +61,8 @@ export const agentsApi = (c: HubClient) => ({
   },
   get: (projectId: string, agent: string) => c.call<{agent: Agent}>('GET', agentRoute(agent, projectId)),
   delete: (projectId: string, agent: string, opts: {branch?: boolean} = {}) => c.call<{agent: Agent; branch?: DeletedBranchDto}>('DELETE', `${agentRoute(agent, projectId)}${opts.branch ? '?branch=true' : ''}`),
-  action: (projectId: string, agent: string, action: 'stop' | 'start' | 'restart') => c.call<{agent: Agent}>('POST', `${agentRoute(agent, projectId)}/${action}`, {}),
+  /** `setup` (restart): run the workspace's setup again (docs/environments.md). */
+  action: (projectId: string, agent: string, action: 'stop' | 'start' | 'restart', body: {setup?: boolean} = {}) => c.call<{agent: Agent}>('POST', `${agentRoute(agent, projectId)}/${action}`, body, {timeoutMs: START_TIMEOUT_MS}),
   reincarnate: (projectId: string, agent: string, role?: string) => c.call<{agent: Agent}>('POST', `${agentRoute(agent, projectId)}/reincarnate`, role ? {role} : {}),
   logs: (projectId: string, agent: string) => c.call<string>('GET', `${agentRoute(agent, projectId)}/logs`, undefined, {headers: {accept: 'text/plain'}}),
   status: (agentId: string, body: {phase?: string; activity?: string; detail?: string; heartbeat?: boolean}) =>

@@ -111,7 +111,7 @@ export class LocalTmuxRuntime implements Runtime {
     // Private: the env files hold the agent's token until its shell has read them.
     await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
     try {
-      const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: niceCommand(spec.command, this.opts.nice ?? 0), env: spec.env}
+      const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: niceCommand([...(spec.prelude ?? []), ...spec.command], this.opts.nice ?? 0), env: spec.env}
       return await this.startSession(spec, session, sandbox, launch, handle)
     } catch (err) {
       // The broker's side of the agent's network, opened by sandboxed(), goes with the start.
@@ -184,7 +184,7 @@ export class LocalTmuxRuntime implements Runtime {
       ...iso.policy,
     })
     const env = sandboxEnv({hostEnv: this.env, passthrough: this.opts.envPassthrough ?? [], agentEnv: {...spec.env, ...iso.env}, home, binDir})
-    return {command: [bwrap!, ...args, '--', ...iso.prefix, ...niceCommand(spec.command, this.opts.nice ?? 0)], env}
+    return {command: [bwrap!, ...args, '--', ...iso.prefix, ...niceCommand([...(spec.prelude ?? []), ...spec.command], this.opts.nice ?? 0)], env}
   }
 
   /**

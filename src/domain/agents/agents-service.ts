@@ -243,7 +243,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       return view((await store.agents.update(agent.id, {phase: 'stopped', activity: null}, now()))!)
     },
 
-    async start(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
+    /** `setup`: the workspace's setup runs again (a restart that asks: docs/environments.md). */
+    async start(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
       const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
       if (agent.phase === 'running' && agent.brokerId && a.gateway.isConnected(agent.brokerId)) return view(agent)
       const settings = await a.settings()
@@ -259,12 +260,12 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         if (!wasLive) await checkQuotas(tx, agent.projectId, brokerId, settings.quotas)
         return (await tx.agents.update(agent.id, {phase: 'provisioning', brokerId, error: null}, now()))!
       })
-      return view(await dispatch(ready))
+      return view(await dispatch(ready, {runSetup: opts.setup === true}))
     },
 
-    async restart(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
+    async restart(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
       await this.stop(ctx, ref, projectRef)
-      return this.start(ctx, ref, projectRef)
+      return this.start(ctx, ref, projectRef, opts)
     },
 
     /**

@@ -20,6 +20,9 @@ const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
 /** Broker refusals that mean nothing was made: passed on with their own code, not as broker_error. */
 const LAUNCH_REFUSALS = new Set(['harness_not_installed', 'checkout_invalid', 'checkout_detached', 'checkout_dirty', 'branch_exists', 'clone_failed', 'workspace_failed', 'workspace_missing', 'workspace_legacy', 'runtime_unavailable'])
 
+/** Broker failures of the project's own environment (docs/environments.md): the agent's `error` is their message. */
+const PROJECT_FAILURES = new Set(['setup_failed', 'image_build_failed'])
+
 /** The broker's refusal as the AppError it stands for, or null for any other failure. */
 export function launchRefusal(err: unknown): AppError | null {
   if (!(err instanceof AppError) || err.code !== 'broker_error') return null
@@ -153,7 +156,7 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
    * Sends the start command; the agent is running when the broker answers. A refusal that made
    * nothing (launchRefusal) is thrown; any other failure leaves the agent in phase `error`.
    */
-  async function dispatch(agent: AgentRecord): Promise<AgentRecord> {
+  async function dispatch(agent: AgentRecord, opts: {runSetup?: boolean} = {}): Promise<AgentRecord> {
     // Everything from here on is inside the try: whatever fails, the agent ends in phase
     // `error` (or the refusal is passed on), never left in `provisioning`.
     try {
@@ -194,6 +197,9 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
           ...(agent.image && {image: agent.image}),
           workspace: await workspaceRequest(agent),
           existingWorkspace: agent.workspace,
+          // Copied files and setup of a new workspace (the broker puts the project's and its own files over it).
+          ...(settings.workspace != null && {environment: settings.workspace}),
+          ...(opts.runSetup && {runSetup: true}),
           model: (applied(agent, 'defaultModel') as string | null | undefined) ?? null,
           thinkingLevel: (applied(agent, 'defaultThinkingLevel') as string | null | undefined) ?? null,
           maxDurationMs: typeof maxDuration === 'string' ? parseDuration(maxDuration) : null,
@@ -224,7 +230,9 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
       const refusal = launchRefusal(err)
       const message = refusal?.message ?? (err instanceof Error ? err.message : String(err))
       deps.logger.warn({agentId: agent.id, err: message}, 'dispatch failed')
-      const failed = (await store.agents.update(agent.id, {phase: 'error', error: `dispatch failed: ${message}`}, now()))!
+      // The project's setup or image failed: said as the broker put it (exit code, last lines).
+      const projectFailure = err instanceof AppError && PROJECT_FAILURES.has(String((err.details as {brokerCode?: unknown} | undefined)?.brokerCode))
+      const failed = (await store.agents.update(agent.id, {phase: 'error', error: projectFailure ? message.replace(/^broker: /, '') : `dispatch failed: ${message}`}, now()))!
       if (refusal) throw refusal
       return failed
     }

@@ -74,6 +74,8 @@ const statusBody = {
 } as const
 const reincarnateBody = {type: 'object', additionalProperties: false, properties: {role: str}} as const
 const deleteQuery = {type: 'object', additionalProperties: false, properties: {branch: {type: 'boolean'}}} as const
+/** `setup: true` (restart only): the workspace's setup runs again before the harness. */
+const actionBody = {type: 'object', additionalProperties: false, properties: {setup: {type: 'boolean'}}} as const
 const listQuery = {
   type: 'object',
   additionalProperties: false,
@@ -120,9 +122,12 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService, gates: 
     app.delete(base, {schema: {params, querystring: deleteQuery}}, async (request) =>
       agents.delete(ctxOf(request), ref(request).id, ref(request).projectId, {branch: (request.query as {branch?: boolean}).branch === true}),
     )
-    for (const action of ['stop', 'start', 'restart'] as const) {
+    for (const action of ['stop', 'start'] as const) {
       app.post(`${base}/${action}`, {schema: {params}}, async (request) => ({agent: await agents[action](ctxOf(request), ref(request).id, ref(request).projectId)}))
     }
+    app.post(`${base}/restart`, {schema: {params, body: actionBody}}, async (request) => ({
+      agent: await agents.restart(ctxOf(request), ref(request).id, ref(request).projectId, {setup: (request.body as {setup?: boolean} | undefined)?.setup === true}),
+    }))
     // Re-records the delegation edge when the rules say so, then restarts with a fresh token.
     app.post(`${base}/reincarnate`, {schema: {params, body: reincarnateBody}}, async (request) => ({
       agent: await agents.reincarnate(ctxOf(request), ref(request).id, (request.body ?? {}) as {role?: string}, ref(request).projectId),
