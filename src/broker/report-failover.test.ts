@@ -80,3 +80,15 @@ it('with every replica gone the report (a phase too, as `svc status` sends) is k
   expect(await deliver({...env, SVC_HUB_ENDPOINTS: back.url}, {detail: 'later'})).toBe(200)
   expect(back.bodies).toEqual([{phase: 'running', activity: 'waiting_for_input', detail: 'later', heartbeat: true}])
 })
+
+it('a report sent and unanswered (the connection closed on it) goes to the next replica without its turn', async () => {
+  const {createServer: tcp} = await import('node:net')
+  const dropping = tcp((s) => s.once('data', () => s.destroy()))
+  await new Promise<void>((r) => dropping.listen(0, '127.0.0.1', r))
+  closers.push(() => new Promise((r) => dropping.close(() => r())))
+  const live = await replica()
+  closers.push(live.close)
+  const env = agentEnv({SVC_HUB_ENDPOINT: `http://127.0.0.1:${(dropping.address() as AddressInfo).port}`, SVC_HUB_ENDPOINTS: live.url})
+  expect(await postReport(env, {activity: 'idle', turnEnded: true})).toBe(200)
+  expect(live.bodies).toEqual([{activity: 'idle', heartbeat: true}])
+})

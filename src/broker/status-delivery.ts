@@ -49,8 +49,10 @@ const NO_REPLICA = new Set([502, 503, 504])
 /**
  * POSTs one report; resolves what became of it. With several Hub URLs (a deployment's
  * replicas: hub-post.ts `hubEndpoints`) a report that did not reach one, or that a proxy
- * answered for a missing replica, goes to the next; one sent and unanswered does not (the
- * replica may have taken it).
+ * answered for a missing replica, goes to the next. One sent and unanswered goes to the next
+ * too, but without its turn, as when it is kept: that replica may have counted it (an agent in
+ * an isolated sandbox reaches a dead replica through a local forwarder that accepts and then
+ * closes, so a gone replica looks unanswered there).
  */
 export async function postReport(env: NodeJS.ProcessEnv, report: StatusReport): Promise<Answer> {
   const endpoints = hubEndpoints(env)
@@ -58,16 +60,20 @@ export async function postReport(env: NodeJS.ProcessEnv, report: StatusReport): 
   const token = agentToken(env)
   if (!endpoints.length || !agentId || !token) return null
   let answer: Answer = null
+  let body = report
   for (const endpoint of endpoints) {
     const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/status`, endpoint)
     try {
-      answer = (await hubPost(url, token, JSON.stringify({...report, heartbeat: true}), POST_TIMEOUT_MS)).status
-      if (!NO_REPLICA.has(answer)) return answer
+      const status = (await hubPost(url, token, JSON.stringify({...body, heartbeat: true}), POST_TIMEOUT_MS)).status
+      if (!NO_REPLICA.has(status)) return status
+      if (answer !== 'unanswered') answer = status
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       process.stderr.write(`svc hook: status report to ${endpoint} failed: ${(err as Error).message}\n`)
-      if (!(code && NOT_SENT.has(code))) return 'unanswered'
-      answer = null
+      if (!(code && NOT_SENT.has(code))) {
+        answer = 'unanswered'
+        body = {...body, turnEnded: undefined}
+      }
     }
   }
   return answer
