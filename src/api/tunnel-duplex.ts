@@ -88,9 +88,15 @@ export class TunnelDuplex extends Duplex {
     else this.blocked = () => done()
   }
 
+  /**
+   * Ending our side closes the whole stream (the tunnel has no half-close): the other side is
+   * told, and what it would still send is not read, so the readable side ends here too (a
+   * socket piped from this one is ended rather than left half-open).
+   */
   override _final(done: (err?: Error | null) => void): void {
     if (!this.remoteClosed) this.out.close()
     this.remoteClosed = true
+    this.push(null)
     done()
   }
 

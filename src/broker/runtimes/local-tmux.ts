@@ -10,11 +10,12 @@ import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {AgentSpec, ExecSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
 import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, writeSvcShim} from '../sandbox/host.js'
-import {prepareIsolation, releaseIsolation, resumeIsolation, type IsolationSettings} from '../sandbox/isolation.js'
+import {egressPorts, prepareIsolation, releaseIsolation, resumeIsolation, type IsolationSettings} from '../sandbox/isolation.js'
 import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand, type RunResult} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
+import {listPanes} from './tmux-panes.js'
 import {captureArgs, envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
@@ -64,10 +65,6 @@ export interface LocalTmuxOptions {
 
 const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
 const SERVER_GONE = /server exited unexpectedly|lost server|server exited/i
-/** What tmux says when no server runs on its socket (so no session exists). */
-// tmux's answers when no session is left: no server, or one exiting as its last session ends
-// (a listing in that moment answers "no current target" or "server exited unexpectedly").
-const NO_SERVER = /no server running|error connecting to|server exited unexpectedly|no current target/i
 
 export class LocalTmuxRuntime implements Runtime {
   readonly type = 'local' as const
@@ -237,11 +234,11 @@ export class LocalTmuxRuntime implements Runtime {
   /** One `list-panes -a` for all the handles; no tmux server means none runs. */
   async areRunning(handles: RuntimeHandle[]): Promise<boolean[]> {
     const sessions = handles.map((h) => this.ref(h))
-    const dead = await this.listPanes(this.base)
+    const dead = await listPanes(this.tmux, this.env, this.base)
     // Sessions not on svc's socket may be an older svc's on the default one (one more call, only then).
     const missing = sessions.filter((s) => !dead.has(s))
     if (this.adoptLegacy && missing.length) {
-      const old = await this.listPanes([])
+      const old = await listPanes(this.tmux, this.env, [])
       for (const s of missing) {
         if (!old.has(s)) continue
         dead.set(s, old.get(s)!)
@@ -251,22 +248,6 @@ export class LocalTmuxRuntime implements Runtime {
     const alive = sessions.map((s) => dead.get(s) === false)
     for (const [i, s] of sessions.entries()) if (alive[i]) await this.keepNetwork(s)
     return alive
-  }
-
-  /** `session -> pane dead` of every session on a server (`base`: its socket); none without a server. */
-  private async listPanes(base: string[]): Promise<Map<string, boolean>> {
-    const r = await runCommand(this.tmux, [...base, 'list-panes', '-a', '-F', '#{session_name} #{pane_dead}'], {env: this.env, timeoutMs: 15_000})
-    const dead = new Map<string, boolean>()
-    if (r.code !== 0) {
-      if (NO_SERVER.test(r.stderr)) return dead
-      throw new CommandError(`listing tmux panes failed: ${r.stderr || `tmux exited with code ${r.code}`}`, r)
-    }
-    // The first pane of a session is the one paneTarget names (agents' sessions have one).
-    for (const line of r.stdout.toString('utf8').split('\n')) {
-      const cut = line.lastIndexOf(' ')
-      if (cut > 0 && !dead.has(line.slice(0, cut))) dead.set(line.slice(0, cut), line.slice(cut + 1) !== '0')
-    }
-    return dead
   }
 
   async terminalReady(handle: RuntimeHandle): Promise<boolean> {
@@ -344,17 +325,26 @@ export class LocalTmuxRuntime implements Runtime {
   }
 
   private async paneState(session: string): Promise<'alive' | 'dead' | 'missing'> {
-    const args = ['display-message', '-p', '-t', paneTarget(session), '#{pane_dead}']
+    const dead = await this.paneValue(session, '#{pane_dead}')
+    return dead === null ? 'missing' : dead === '0' ? 'alive' : 'dead'
+  }
+
+  /** The pane's process and its network's forwarder ports: where the agent's ports are found (src/broker/ports). */
+  async agentProcess(handle: RuntimeHandle): Promise<{pid: number; excludePorts: number[]} | null> {
+    const pid = Number(await this.paneValue(this.ref(handle), '#{pane_pid}'))
+    return pid > 0 ? {pid, excludePorts: egressPorts(this.sandboxDir(handle.ref))} : null
+  }
+
+  /** One tmux format of the session's pane, from the server that holds it; null without the session. */
+  private async paneValue(session: string, format: string): Promise<string | null> {
+    const args = ['display-message', '-p', '-t', paneTarget(session), format]
     let r = await this.runFor(session, args)
     if (r.code !== 0 && this.adoptLegacy && !this.legacy.has(session)) {
       r = await runCommand(this.tmux, args, {env: this.env, timeoutMs: 15_000})
       if (r.code === 0) this.legacy.add(session)
     }
-    if (r.code !== 0) {
-      this.legacy.delete(session)
-      return 'missing'
-    }
-    return r.stdout.toString('utf8').trim() === '0' ? 'alive' : 'dead'
+    if (r.code !== 0) this.legacy.delete(session)
+    return r.code === 0 ? r.stdout.toString('utf8').trim() : null
   }
 
   /** Whether the session exists, on svc's socket or (an older svc's) on the default one. */

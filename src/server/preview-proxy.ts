@@ -1,0 +1,138 @@
+/**
+ * Relaying HTTP and WebSocket to an agent's port over a byte stream of its broker's tunnel
+ * (previews, agent-ports.ts). Streamed both ways, never buffered: the request body is piped to
+ * the stream, the response piped back, and a WebSocket upgrade becomes a plain byte relay.
+ *
+ * What crosses to the agent is cleaned of the person's credentials (the Authorization header,
+ * the Hub's cookies); what comes back is kept inside the preview: its pages are served in a
+ * CSP sandbox (an opaque origin, so a script of the agent's cannot use the Hub's API with the
+ * person's session), its cookies are scoped to the preview's path and may not be the Hub's, and
+ * a redirect to a path of the agent's server stays under the preview.
+ */
+import {request as httpRequest, type IncomingHttpHeaders, type IncomingMessage} from 'node:http'
+import type {Duplex} from 'node:stream'
+import type {FastifyReply, FastifyRequest} from 'fastify'
+
+/** The preview's own policy, added to any the agent's server sends. */
+export const PREVIEW_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host'])
+/** Cookies of the Hub's own (`svc_session`...): never sent to, or set by, an agent. */
+const HUB_COOKIE = /^svc_/i
+
+export interface PreviewTarget {
+  /** `/agents/<id>/ports/<port>[/~<token>]` (no trailing slash): where the agent's paths are mounted. */
+  prefix: string
+  /** Authorized by a preview link's token (not a bearer or cookie). */
+  tokenPath?: boolean
+  /** Path and query to ask the agent's server for (starts with `/`). */
+  path: string
+  port: number
+}
+
+/** The request's headers as the agent's server gets them. */
+function forwardHeaders(request: FastifyRequest, t: PreviewTarget, keepUpgrade: boolean): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {}
+  for (const [k, v] of Object.entries(request.headers)) {
+    if (v === undefined || k === 'authorization') continue
+    if (HOP_BY_HOP.has(k) && !(keepUpgrade && (k === 'connection' || k === 'upgrade'))) continue
+    out[k] = v
+  }
+  const cookies = (request.headers.cookie ?? '').split(';').map((c) => c.trim()).filter((c) => c && !HUB_COOKIE.test(c.split('=')[0]))
+  if (cookies.length) out.cookie = cookies.join('; ')
+  else delete out.cookie
+  // Dev servers check Host against their own name (DNS rebinding): they are asked as localhost.
+  out.host = `localhost:${t.port}`
+  out['x-forwarded-host'] = request.headers.host ?? ''
+  out['x-forwarded-proto'] = request.protocol
+  out['x-forwarded-prefix'] = t.prefix
+  out['x-forwarded-for'] = request.ip
+  return out
+}
+
+/** The agent's response headers as the browser gets them. */
+function backHeaders(headers: IncomingHttpHeaders, t: PreviewTarget): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {}
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v
+  const location = typeof headers.location === 'string' ? headers.location : undefined
+  if (location) {
+    // `/login` or `http://localhost:<port>/login` from the agent's server: under the preview.
+    const local = new RegExp(`^https?://(localhost|127\\.0\\.0\\.1|\\[::1\\])(:${t.port})?(?=/|$)`, 'i')
+    const path = location.replace(local, '')
+    if (path.startsWith('/') && !path.startsWith('//')) out.location = `${t.prefix}${path}`
+  }
+  const cookies = ([] as string[]).concat(headers['set-cookie'] ?? [])
+  const kept = cookies.filter((c) => !HUB_COOKIE.test(c.split('=')[0].trim())).map((c) => `${c.split(';').filter((part) => !/^\s*(path|domain)\s*=/i.test(part)).join(';')}; Path=${t.prefix}/`)
+  if (kept.length) out['set-cookie'] = kept
+  else delete out['set-cookie']
+  out['content-security-policy'] = ([] as string[]).concat(out['content-security-policy'] ?? [], PREVIEW_CSP)
+  // The sandboxed page's own requests come from an opaque origin: on a preview link (the token
+  // is the credential, no cookie is involved) they may read the answers, as same-origin ones would.
+  if (t.tokenPath) out['access-control-allow-origin'] = '*'
+  out['x-content-type-options'] = 'nosniff'
+  out['referrer-policy'] = 'no-referrer'
+  return out
+}
+
+/** Relays one HTTP request over `stream` and streams the answer back (the reply is taken over). */
+export function relayHttp(request: FastifyRequest, reply: FastifyReply, stream: Duplex, t: PreviewTarget): Promise<void> {
+  reply.hijack()
+  const res = reply.raw
+  return new Promise<void>((resolve) => {
+    const fail = (status: number, message: string) => {
+      if (!res.headersSent) res.writeHead(status, {'content-type': 'text/plain; charset=utf-8'}).end(`${message}\n`)
+      else res.destroy()
+      resolve()
+    }
+    // No agent: this one stream is the connection (createConnection), closed after the answer.
+    const out = httpRequest({method: request.method, path: t.path, headers: {...forwardHeaders(request, t, false), connection: 'close'}, createConnection: () => stream as never})
+    out.on('response', (answer: IncomingMessage) => {
+      res.writeHead(answer.statusCode ?? 502, backHeaders(answer.headers, t))
+      answer.pipe(res)
+      answer.on('end', resolve)
+      answer.on('error', () => fail(502, 'the agent\'s server ended the response early'))
+    })
+    out.on('error', (err) => fail(502, `the agent's server did not answer: ${err.message}`))
+    res.on('close', () => {
+      stream.destroy()
+      resolve()
+    })
+    request.raw.pipe(out)
+  })
+}
+
+/** The bytes of an upgrade request as the agent's server gets them. */
+export function upgradeHead(request: FastifyRequest, t: PreviewTarget): Buffer {
+  const lines = [`${request.method} ${t.path} HTTP/1.1`]
+  for (const [k, v] of Object.entries(forwardHeaders(request, t, true))) for (const value of ([] as string[]).concat(v)) lines.push(`${k}: ${value.replace(/[\r\n]/g, '')}`)
+  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1')
+}
+
+/** Joins an upgraded client socket to `stream` (the agent's server answers the handshake itself). */
+export function relayUpgrade(socket: Duplex, head: Buffer, stream: Duplex, requestHead: Buffer): void {
+  stream.write(requestHead)
+  if (head.length) stream.write(head)
+  socket.on('error', () => stream.destroy())
+  stream.on('error', () => socket.destroy())
+  stream.on('close', () => socket.destroy())
+  socket.on('close', () => stream.destroy())
+  stream.pipe(socket)
+  socket.pipe(stream)
+}
+
+/** An HTTP answer written on a socket that was to be upgraded (a refusal before any relay). */
+export function refuseUpgrade(socket: Duplex, status: number, body: string): void {
+  const text = `${body}\n`
+  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`)
+}
+
+/** A CORS preflight of a preview link's page, answered here: the token in the path is the credential. */
+export function preflight(request: FastifyRequest, reply: FastifyReply) {
+  return reply
+    .code(204)
+    .header('access-control-allow-origin', '*')
+    .header('access-control-allow-methods', String(request.headers['access-control-request-method'] ?? 'GET'))
+    .header('access-control-allow-headers', String(request.headers['access-control-request-headers'] ?? ''))
+    .header('access-control-max-age', '600')
+    .send()
+}
