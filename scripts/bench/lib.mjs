@@ -45,3 +45,18 @@ export function requestJson(method, url, {token, body, headers = {}, agent} = {}
     req.end(payload)
   })
 }
+
+/** Polls `fn` until it returns something truthy (a throw counts as not yet); rejects after `timeoutMs`. */
+export async function until(fn, timeoutMs, what, everyMs = 25) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      const v = await fn()
+      if (v) return v
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}

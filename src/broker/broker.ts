@@ -18,6 +18,8 @@ import {keptReportsCourier} from './status-delivery.js'
 import {submitText} from './submit-text.js'
 import {writeTemplateFiles} from './template-files.js'
 import {TunnelClient, type StreamIo} from './tunnel-client.js'
+import {AgentPorts} from './ports/port-requests.js'
+import {hubEndpointEnv, replicaEnv} from './hub-post.js'
 
 export const BROKER_VERSION = '1'
 // Keep at most this much output when an agent ends (sent to the Hub to archive).
@@ -25,6 +27,11 @@ const MAX_LOG_BYTES = 4 * 1024 * 1024
 
 export interface BrokerOptions {
   hubUrl: string
+  /**
+   * Every URL of the deployment (its replicas, or one load-balanced URL), `hubUrl` first when
+   * absent: the tunnel holds one connection to the first that answers and moves on when it goes.
+   */
+  hubUrls?: string[]
   brokerId: string
   secret: string
   stateDir: string
@@ -76,10 +83,11 @@ export class Broker {
   readonly tunnel: TunnelClient
   private watcher: NodeJS.Timeout | null = null
   private readonly courier = keptReportsCourier(
-    (agentId) => ({SVC_HUB_ENDPOINT: this.opts.hubUrl, SVC_AGENT_ID: agentId, SVC_AUTH_TOKEN_FILE: agentTokenFile(agentHome(this.opts.stateDir, agentId))}),
+    (agentId) => ({...hubEndpointEnv(this.tunnel.hubUrl, this.hubUrls), SVC_AGENT_ID: agentId, SVC_AUTH_TOKEN_FILE: agentTokenFile(agentHome(this.opts.stateDir, agentId))}),
     (agentId, err) => this.opts.logger.warn({agentId, err: err.message}, 'delivering kept status reports failed'),
   )
   private readonly limits: AgentLimits
+  private readonly ports = new AgentPorts((id) => ((a) => ({agentId: a.agentId, runtime: this.runtimeOf(a), handle: a.handle}))(this.agent(id)))
   /** The runtime (and its environment) new agents start on; `setRuntime` replaces it. */
   private current: SelectedRuntimeRef
   /** Every runtime this broker has used, by name and entry: agents keep the runtime they started on. */
@@ -92,14 +100,15 @@ export class Broker {
     this.registry = new AgentRegistry(opts.stateDir)
     this.limits = new AgentLimits({
       stateDir: opts.stateDir,
-      hubUrl: opts.hubUrl,
+      // The replica connected to now: a token refresh must not go to a replica that is gone.
+      hubUrl: () => this.tunnel.hubUrl,
       onDeadline: (agentId) => void this.durationExceeded(agentId),
       onError: (agentId, message) => opts.logger.warn({agentId}, message),
     })
     // Agents left running by an earlier broker keep their deadlines and token refresh.
     for (const a of this.registry.all()) this.limits.track(a.agentId, a.deadline)
     this.tunnel = new TunnelClient(
-      opts.hubUrl,
+      this.hubUrls,
       opts.brokerId,
       opts.secret,
       {
@@ -112,11 +121,17 @@ export class Broker {
         }),
         request: (method, params) => this.request(method, params as Record<string, unknown>),
         openStream: (_sid, method, params, io) => this.openStream(method, params as Record<string, unknown>, io),
+        openDuplex: (method, params, duplex) => this.ports.open(method, params as Record<string, unknown>, duplex),
       },
       opts.logger,
     )
     // Reports the agents' hooks could not deliver while the Hub was away go as soon as it is back.
     this.tunnel.onConnected(() => void this.deliverKeptReports())
+  }
+
+  /** Every URL of the deployment, in the order given. */
+  get hubUrls(): string[] {
+    return this.opts.hubUrls?.length ? this.opts.hubUrls : [this.opts.hubUrl]
   }
 
   /** Agents with a workspace or HOME directory here (the Hub removes those of deleted agents). */
@@ -207,6 +222,7 @@ export class Broker {
     if (this.watcher) clearInterval(this.watcher)
     this.limits.stop()
     this.tunnel.stop()
+    this.ports.close()
   }
 
   /** Reports live sessions as heartbeats, and sessions that ended as stopped (with output). */
@@ -266,7 +282,7 @@ export class Broker {
     const existing = this.registry.get(p.agentId)
     if (existing) await this.runtimeOf(existing).stop(existing.handle)
     const {runtime, env: runtimeEnv, runtimeName, settings: runtimeSettings} = this.runtimeForStart(p.runtime)
-    const launched = await launchAgent(p, {stateDir: this.opts.stateDir, hubUrl: this.opts.hubUrl, runtime, runtimeEnv, writeTemplateFiles})
+    const launched = await launchAgent(p, {stateDir: this.opts.stateDir, hubUrl: this.tunnel.hubUrl, runtime, runtimeEnv: {...runtimeEnv, ...replicaEnv(this.hubUrls)}, writeTemplateFiles})
     const {handle} = launched
     const startedAt = new Date().toISOString()
     this.registry.put({agentId: p.agentId, name: p.name, projectId: p.projectId, handle, startedAt, runtimeName, runtimeSettings, ...(p.maxDurationMs ? {deadline: new Date(Date.now() + p.maxDurationMs).toISOString()} : {})})
@@ -356,6 +372,8 @@ export class Broker {
       case 'agent.merge':
       case 'agent.push':
         return handleWorkspaceRequest(this.opts.stateDir, method, params, {runInAgent: (id, argv) => this.runInAgent(id, argv), homeOf: (id) => agentHome(this.opts.stateDir, id)})
+      case 'agent.ports':
+        return this.ports.list(params)
       case 'agent.check':
         return runAgentCheck(params, (id, argv) => this.runInAgent(id, argv))
       default:
