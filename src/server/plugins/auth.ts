@@ -27,7 +27,8 @@ declare module 'fastify' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-function bearerOf(request: FastifyRequest): string | null {
+/** The secret of an `Authorization: Bearer` header; null without one, 401 for another form. */
+export function bearerOf(request: FastifyRequest): string | null {
   const h = request.headers.authorization
   if (!h) return null
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h)
