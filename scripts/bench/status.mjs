@@ -8,7 +8,8 @@
 // spent per request, which a busy machine does not distort.
 // BENCH_CONNECTIONS (50), BENCH_SECONDS (10, per run) and BENCH_ROUNDS (3 interleaved pairs, the
 // best of each kept) change the load; BENCH_CPU_PROF=1 writes a CPU
-// profile of the Hub to test-output/bench-status/.
+// profile of the Hub to test-output/bench-status/. Then the hook latency of the same agent
+// (parts/hook-latency.mjs; BENCH_HOOKS=0 skips it).
 import {execFileSync, spawn} from 'node:child_process'
 import {mkdirSync, mkdtempSync, openSync, readFileSync, rmSync} from 'node:fs'
 import http from 'node:http'
@@ -16,6 +17,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {cpuMs, freePort, requestJson} from './lib.mjs'
+import {hookLatencyPart} from './parts/hook-latency.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -125,7 +127,7 @@ try {
   const {agent} = await request('POST', `${hubUrl}/api/v1/agents`, {token: devToken, body: {name: 'bench', projectId: 'default', harnessConfig: 'shell'}})
   if (agent.phase !== 'running') throw new Error(`the agent did not start: ${JSON.stringify(agent)}`)
   // The agent's token as its harness process has it (the local runtime does not leave it in tmux).
-  const pid = execFileSync('tmux', ['display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}'], {env: tmuxEnv, encoding: 'utf8'}).trim()
+  const pid = execFileSync('tmux', ['-L', 'svc', 'display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}'], {env: tmuxEnv, encoding: 'utf8'}).trim()
   let token = ''
   for (let i = 0; i < 50 && !token; i++) {
     token = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('SVC_AUTH_TOKEN='))?.slice('SVC_AUTH_TOKEN='.length) ?? ''
@@ -160,6 +162,11 @@ try {
   // CPU per request does not depend on what else the machine runs: the throughput ratio the two
   // servers would reach on dedicated cores.
   process.stdout.write(`cpu ratio ${(helloRun.cpuUsPerReq / hubRun.cpuUsPerReq).toFixed(2)} (hello-world cpu per request / hub cpu per request)\n`)
+  // The same agent's hooks: a command, a curl one-liner and Claude Code's HTTP hook (BENCH_HOOKS=0 skips).
+  if (process.env.BENCH_HOOKS !== '0') {
+    const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_') && k !== 'NODE_EXTRA_CA_CERTS'))
+    await hookLatencyPart({hubUrl, agentId: agent.id, token, cli: [process.execPath, join(ROOT, 'bin/run.js')], baseEnv, out: (l) => process.stdout.write(`${l}\n`)})
+  }
   const after = await request('GET', `${hubUrl}/api/v1/agents/${agent.id}`, {token: devToken})
   process.stdout.write(`agent after the run: ${after.agent.phase}/${after.agent.activity} "${after.agent.detail}"\n`)
 } finally {
@@ -170,7 +177,7 @@ try {
     }
   }
   try {
-    execFileSync('tmux', ['kill-server'], {env: tmuxEnv, stdio: 'ignore'})
+    execFileSync('tmux', ['-L', 'svc', 'kill-server'], {env: tmuxEnv, stdio: 'ignore'})
   } catch {
     // no server left
   }
