@@ -1,6 +1,7 @@
 /** Teams, attempts, as the CLI reads them: `svc agent compare` and `svc agent pick` (docs/teams.md, "Attempts"). */
 import {AppError} from '../api/app-error.js'
-import type {AgentDiffDto, AgentDto, MergeResultDto} from '../api/dto.js'
+import type {AgentDiffDto, AgentDto} from '../api/dto.js'
+import type {PickResult} from '../domain/teams/pick.js'
 import type {HubClient} from '../client/hub-client.js'
 import {agentRoute} from '../client/agents-client.js'
 
@@ -63,27 +64,9 @@ export function renderAttempts(rows: AttemptRow[]): string {
   return table.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n')
 }
 
-export interface PickResult {
-  picked: string
-  merge: MergeResultDto
-  /** The other attempts, stopped and deleted (their branches are kept in the checkout). */
-  deleted: string[]
-}
+export type {PickResult}
 
-/**
- * Merges one attempt (the person's merge: `POST .../merge`), then stops and deletes the other
- * attempts of its group with the normal delete, which keeps their branches. A refused merge
- * (conflict, dirty checkout) deletes nothing.
- */
+/** Keeps one attempt through the Hub's `POST .../pick` (src/domain/teams/pick.ts: merge it, delete the others). */
 export async function pickAttempt(client: HubClient, projectId: string, ref: string, opts: {squash?: boolean} = {}): Promise<PickResult> {
-  const {agent} = await client.call<{agent: AgentDto}>('GET', agentRoute(ref, projectId))
-  if (!agent.group) throw new AppError('usage_error', `agent ${agent.name} is not an attempt (it was not created with --attempts)`)
-  const merge = await client.call<MergeResultDto>('POST', `${agentRoute(agent.id, projectId)}/merge`, {strategy: opts.squash ? 'squash' : 'merge'}, {timeoutMs: 240_000})
-  const deleted: string[] = []
-  for (const other of await attemptsOf(client, agent.projectId, agent.group)) {
-    if (other.id === agent.id) continue
-    await client.call('DELETE', agentRoute(other.id, projectId))
-    deleted.push(other.name)
-  }
-  return {picked: agent.name, merge, deleted}
+  return client.call<PickResult>('POST', `${agentRoute(ref, projectId)}/pick`, {strategy: opts.squash ? 'squash' : 'merge'}, {timeoutMs: 240_000})
 }
