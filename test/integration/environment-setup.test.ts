@@ -2,6 +2,7 @@ import {chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync}
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {execInAgent} from '../../src/broker/agent-exec.js'
 import {launchAgent, LaunchError, type StartParams} from '../../src/broker/agent-launch.js'
 import {LocalTmuxRuntime} from '../../src/broker/runtimes/local-tmux.js'
 import {runCommand} from '../../src/broker/runtimes/run-command.js'
@@ -82,8 +83,16 @@ describe('workspace setup and copied files on the local runtime (bubblewrap)', {
       }
       await restart(false)
       expect(readFileSync(join(wd, 'runs.txt'), 'utf8')).toBe('run\n')
+      // From inside its sandbox the agent plants its setup's status file as a link to a host file
+      // that says "0": followed, the broker would take the setup as done before it ran (and the
+      // clean-up before the run would remove the host's file).
+      const hostStatus = join(dir, 'host-owned-status')
+      writeFileSync(hostStatus, '0\n')
+      const planted = await execInAgent(stateDir, runtime, null, agentId, ['sh', '-c', `ln -s ${hostStatus} "$HOME/.svc-setup-status" && echo planted`])
+      expect(planted.stdout.toString(), planted.stderr).toBe('planted\n')
       await restart(true)
       expect(readFileSync(join(wd, 'runs.txt'), 'utf8')).toBe('run\nrun\n')
+      expect(readFileSync(hostStatus, 'utf8')).toBe('0\n')
       await runtime.stop(launched.handle)
     } finally {
       sh(repos.checkout, 'checkout', '-q', 'main')
