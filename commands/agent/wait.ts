@@ -5,9 +5,11 @@ import {agentFields} from '../../src/cli/agent-render.js'
 import {WAIT_FOR, waitForAgent, type WaitFor} from '../../src/cli/agent-wait.js'
 import {projectOrDefault} from '../../src/cli/project-ref.js'
 import {agentsApi, type Agent} from '../../src/client/agents-client.js'
+import {approvalsApi, type Approval} from '../../src/client/approvals-client.js'
+import {approvalLine} from '../../src/cli/approval-render.js'
 import {parseDuration} from '../../src/domain/shared/clock.js'
 
-export default class AgentWait extends BaseCommand<{agent: Agent}> {
+export default class AgentWait extends BaseCommand<{agent: Agent; approval?: Approval | null}> {
   static override description = 'Wait until an agent needs input, is idle, or is done; print it. Exit 1 on timeout (wait_timeout) or when it fails (agent_failed).'
   static override args = {agent: Args.string({description: 'Agent name or ID.', required: true})}
   static override flags = {
@@ -30,10 +32,15 @@ export default class AgentWait extends BaseCommand<{agent: Agent}> {
     const first = (await agentsApi(client).get(projectId, args.agent)).agent
     // After the first read, by ID (top-level route): a name could be reused meanwhile.
     const read = async () => (await client.call<{agent: Agent}>('GET', `/api/v1/agents/${encodeURIComponent(first.id)}`)).agent
-    return {agent: await waitForAgent(client, read, flags.for as WaitFor, timeoutMs, {changed: flags.changed, base: flags.changed ? first : undefined})}
+    const agent = await waitForAgent(client, read, flags.for as WaitFor, timeoutMs, {changed: flags.changed, base: flags.changed ? first : undefined})
+    if (agent.activity !== 'waiting_for_input') return {agent}
+    // What it waits for, when it is a permission request: its oldest pending approval (null for a
+    // question, or a harness that asks only at its terminal).
+    const [approval = null] = (await approvalsApi(client).forAgent(projectId, agent.id, 'pending')).approvals
+    return {agent, approval}
   }
 
-  protected override human({agent}: {agent: Agent}): string {
-    return agentFields(agent)
+  protected override human({agent, approval}: {agent: Agent; approval?: Approval | null}): string {
+    return approval ? `${agentFields(agent)}\nApproval:  ${approvalLine(approval)}  (svc agent approve ${agent.name} [--deny])` : agentFields(agent)
   }
 }

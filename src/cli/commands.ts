@@ -4,7 +4,9 @@ import AdminAdoptionStatus from '../../commands/admin/adoption/status.js'
 import AdminMaintenance from '../../commands/admin/maintenance.js'
 import AdminProfiling from '../../commands/admin/profiling.js'
 import AdminUserRole from '../../commands/admin/user/role.js'
+import AgentApprove from '../../commands/agent/approve.js'
 import AgentAttach from '../../commands/agent/attach.js'
+import Approvals from '../../commands/approvals.js'
 import AgentCompare from '../../commands/agent/compare.js'
 import AgentCreate from '../../commands/agent/create.js'
 import AgentDelete from '../../commands/agent/delete.js'
@@ -71,7 +73,9 @@ export const COMMANDS = {
   'admin:maintenance': AdminMaintenance,
   'admin:profiling': AdminProfiling,
   'admin:user:role': AdminUserRole,
+  'agent:approve': AgentApprove,
   'agent:attach': AgentAttach,
+  approvals: Approvals,
   'agent:compare': AgentCompare,
   'agent:create': AgentCreate,
   'agent:delete': AgentDelete,

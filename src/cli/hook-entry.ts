@@ -7,7 +7,10 @@
  */
 import {appendFileSync} from 'node:fs'
 import {harnessModule} from '../broker/harnesses/registry.js'
-import type {HookReport} from '../broker/harnesses/types.js'
+import type {HarnessModule, HookReport} from '../broker/harnesses/types.js'
+import type {ApprovalDto} from '../api/approval.js'
+import {askApproval} from '../broker/approval-client.js'
+import {approvalWaitSeconds, denyMessage, type PermissionAsk} from '../broker/harnesses/permission-hook.js'
 import {deliver, postReport} from '../broker/status-delivery.js'
 
 /** A hook's payload is small; refuse to buffer a runaway stdin. */
@@ -71,6 +74,28 @@ async function send(env: NodeJS.ProcessEnv, harness: string, event: string, repo
   if (typeof status === 'number' && status >= 400) process.stderr.write(`svc hook: the Hub answered ${status} to a status report\n`)
 }
 
+/** Who refused, as the model reads it. */
+function refuser(a: ApprovalDto): string {
+  const by = a.decidedBy
+  if (by?.kind === 'rule') return `rule ${by.index} of svc's approvals.rules`
+  if (by?.kind === 'agent') return 'the lead agent'
+  return 'the user (through svc)'
+}
+
+/**
+ * Asks the Hub for an approval and waits for its decision; prints the harness's answer for an
+ * allow or a deny and nothing otherwise (answered at the terminal, expired: the harness's own
+ * prompt decides). False when the Hub could not be asked.
+ */
+async function answerPermission(env: NodeJS.ProcessEnv, mod: HarnessModule, event: string, ask: PermissionAsk): Promise<boolean> {
+  const approval = await askApproval(env, ask, approvalWaitSeconds(env), (msg) => process.stderr.write(`svc hook: ${msg}\n`))
+  if (!approval) return false
+  trace(env, {event, approval: approval.id, state: approval.state, answeredAt: Date.now()})
+  if (approval.state === 'allowed') process.stdout.write(mod.permissionAnswer!(event, {behavior: 'allow'}))
+  else if (approval.state === 'denied') process.stdout.write(mod.permissionAnswer!(event, {behavior: 'deny', message: denyMessage(approval.reason, refuser(approval))}))
+  return true
+}
+
 export async function runHook(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const [type = '', event = '', inline] = argv
   try {
@@ -83,6 +108,10 @@ export async function runHook(argv: string[], env: NodeJS.ProcessEnv = process.e
     const payload = parse(inline !== undefined ? inline : await readStdin())
     const out = mod.hookOutput?.(event, payload)
     if (out) process.stdout.write(out)
+    // A permission request waits here for its approval (the Hub shows the agent waiting); a Hub
+    // that could not be asked leaves it to the harness's prompt, reported as before.
+    const ask = mod.permissionAsk?.(event, payload)
+    if (ask && mod.permissionAnswer && (await answerPermission(env, mod, event, ask))) return
     const mapped = mod.onHook(event, payload)
     if (!mapped) return
     // `thinking` and `idle` belong to no tool: unless the module says otherwise they clear the

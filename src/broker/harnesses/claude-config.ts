@@ -10,6 +10,7 @@ import {join} from 'node:path'
 import {readJsonObject, writeJsonFile} from './json-file.js'
 import type {LaunchContext} from './types.js'
 import {SVC_MCP_ARGS, SVC_MCP_COMMAND, SVC_MCP_NAME} from './svc-mcp.js'
+import {approvalWaitSeconds, HOOK_TIMEOUT_MARGIN_S} from './permission-hook.js'
 
 /** The version whose release notes count as seen (so no "what's new" screen at start). */
 export const CLAUDE_VERSION_SEEN = '2.1.197'
@@ -89,8 +90,18 @@ const isOurs = (hook: any, tail: string) => typeof hook?.command === 'string' &&
 /** Quotes one argv element for the shell Claude Code runs a hook command with. */
 export const shellQuote = (s: string) => (/^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
 
+/**
+ * The PermissionRequest hook: it holds the request as an approval on the Hub until someone
+ * decides (approval-client.ts), so its timeout is the approval's wait plus a margin (Claude Code
+ * kills a hook at its timeout; the hook gives up first and its approval expires). Claude Code
+ * shows its own dialog meanwhile: whichever answers first wins.
+ */
+export function permissionHookGroup(command: string, waitSeconds: number): Record<string, unknown> {
+  return {matcher: '', hooks: [{type: 'command', command, timeout: waitSeconds + HOOK_TIMEOUT_MARGIN_S}]}
+}
+
 /** `~/.claude/settings.json`: svc's hooks (replacing earlier ones of svc), the user's kept. */
-export function claudeSettings(existing: Record<string, any>, hookCommand: string[]): Record<string, any> {
+export function claudeSettings(existing: Record<string, any>, hookCommand: string[], approvalWait = 600): Record<string, any> {
   const settings: Record<string, any> = {...existing}
   // A bypass-permissions session (opted into with `--dangerously-skip-permissions` in the harness
   // config's args) would otherwise stop at a confirmation dialog; the flag itself stays opt-in.
@@ -110,7 +121,8 @@ export function claudeSettings(existing: Record<string, any>, hookCommand: strin
   }
   for (const event of CLAUDE_HOOK_EVENTS) {
     const command = [...hookCommand, event].map(shellQuote).join(' ')
-    hooks[event] = [...(hooks[event] ?? []), {matcher: '', hooks: [{type: 'command', command, timeout: 30}]}]
+    const group = event === 'PermissionRequest' ? permissionHookGroup(command, approvalWait) : {matcher: '', hooks: [{type: 'command', command, timeout: 30}]}
+    hooks[event] = [...(hooks[event] ?? []), group]
   }
   settings.hooks = hooks
   return settings
@@ -126,5 +138,5 @@ export async function prepareClaudeHome(ctx: LaunchContext): Promise<void> {
   }
   const realWorkdir = await realpath(ctx.workdir).catch(() => undefined)
   await writeJsonFile(statePath, claudeState(await readJsonObject(statePath), ctx, userState, realWorkdir))
-  await writeJsonFile(settingsPath, claudeSettings(await readJsonObject(settingsPath), ctx.hookCommand))
+  await writeJsonFile(settingsPath, claudeSettings(await readJsonObject(settingsPath), ctx.hookCommand, approvalWaitSeconds(ctx.env)))
 }

@@ -84,7 +84,9 @@ describe('claude harness module', () => {
     expect(state.projects['/srv/work/fix']).toMatchObject({hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true})
     const settings = readJson(join(c.home, '.claude', 'settings.json'))
     for (const event of CLAUDE_HOOK_EVENTS) {
-      expect(settings.hooks[event], event).toEqual([{matcher: '', hooks: [{type: 'command', command: `/usr/bin/node '/opt/svc path/bin/run.js' hook claude ${event}`, timeout: 30}]}])
+      // PermissionRequest waits on its approval (10 minutes by default) and gives up 30 s before Claude Code would kill it.
+      const timeout = event === 'PermissionRequest' ? 630 : 30
+      expect(settings.hooks[event], event).toEqual([{matcher: '', hooks: [{type: 'command', command: `/usr/bin/node '/opt/svc path/bin/run.js' hook claude ${event}`, timeout}]}])
     }
     // The key itself is in no file, and the files are the user's alone.
     for (const text of allFiles(c.home)) expect(text).not.toContain(KEY)

@@ -9,6 +9,7 @@ import {CLAUDE_CREDENTIALS_FILE, prepareClaudeHome} from './claude-config.js'
 import {claudeHookUsage} from './claude-transcript.js'
 import {clipLine, firstString, toolDetail as detailOf} from './tool-detail.js'
 import type {HarnessModule, HookReport, LaunchContext} from './types.js'
+import {permissionAskOf, permissionRequestOutput} from './permission-hook.js'
 
 export {claudeHookUsage, claudeSessionUsage} from './claude-transcript.js'
 
@@ -179,4 +180,7 @@ export const claude: HarnessModule = {
   prepare: prepareClaudeHome,
   onHook: claudeOnHook,
   usageOf: claudeHookUsage,
+  // Claude Code runs its PermissionRequest hook while its dialog is shown: whichever answers first wins.
+  permissionAsk: (event, payload) => permissionAskOf(event, payload, toolSummary),
+  permissionAnswer: (_event, verdict) => permissionRequestOutput(verdict),
 }

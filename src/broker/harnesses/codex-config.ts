@@ -4,6 +4,7 @@
  * start), and `hooks.json`, which svc owns whole.
  */
 import {SVC_MCP_ARGS, SVC_MCP_COMMAND, SVC_MCP_ENV, SVC_MCP_NAME} from './svc-mcp.js'
+import {HOOK_TIMEOUT_MARGIN_S} from './permission-hook.js'
 
 export type TomlScalar = string | number | boolean
 export type TomlValue = TomlScalar | TomlScalar[]
@@ -129,10 +130,18 @@ export function shellCommand(argv: string[]): string {
 /** The Codex hook events svc listens to (each calls `svc hook codex <event>`, payload on stdin). */
 export const HOOK_EVENTS = ['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'Interrupt'] as const
 
-/** `hooks.json`: every event svc maps, for every tool (no matcher). */
-export function hooksJson(hookCommand: string[]): string {
+/**
+ * `hooks.json`: every event svc maps, for every tool (no matcher). PermissionRequest waits on
+ * its approval (approval-client.ts): its `timeout` (seconds) is the approval's wait plus a
+ * margin; Codex shows its own approval prompt only after the hook decided nothing.
+ */
+export function hooksJson(hookCommand: string[], approvalWait = 600): string {
   const hooks: Record<string, unknown> = {}
-  for (const event of HOOK_EVENTS) hooks[event] = [{hooks: [{type: 'command', command: shellCommand([...hookCommand, event])}]}]
+  for (const event of HOOK_EVENTS) {
+    const handler: Record<string, unknown> = {type: 'command', command: shellCommand([...hookCommand, event])}
+    if (event === 'PermissionRequest') handler.timeout = approvalWait + HOOK_TIMEOUT_MARGIN_S
+    hooks[event] = [{hooks: [handler]}]
+  }
   return JSON.stringify({hooks}, null, 2) + '\n'
 }
 

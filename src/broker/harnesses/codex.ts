@@ -10,6 +10,7 @@ import {join} from 'node:path'
 import {hooksJson, mergeConfigToml, svcMcpTable, type TomlTable, type TomlValue} from './codex-config.js'
 import {clipLine, toolDetail} from './tool-detail.js'
 import type {HarnessModule, HookReport, LaunchContext, SessionUsage} from './types.js'
+import {approvalWaitSeconds, permissionAskOf, permissionRequestOutput} from './permission-hook.js'
 
 /** The model provider svc writes for API-key auth (the key stays in the environment). */
 export const CODEX_PROVIDER = 'svc-openai'
@@ -81,7 +82,7 @@ async function prepare(ctx: LaunchContext): Promise<void> {
   for (const f of [configPath, join(dir, 'hooks.json')]) await unlinkPlantedLinks(f)
   const {root, tables} = codexConfig(ctx)
   await writeFile(configPath, mergeConfigToml(await readOr(configPath, ''), root, tables), {mode: 0o600})
-  await writeFile(join(dir, 'hooks.json'), hooksJson(ctx.hookCommand), {mode: 0o600})
+  await writeFile(join(dir, 'hooks.json'), hooksJson(ctx.hookCommand, approvalWaitSeconds(ctx.env)), {mode: 0o600})
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined)
@@ -209,4 +210,7 @@ export const codex: HarnessModule = {
   prepare,
   onHook,
   usageOf: codexHookUsage,
+  // Codex runs its PermissionRequest hook before it shows its approval prompt (the prompt comes only when the hook decides nothing).
+  permissionAsk: (event, payload) => permissionAskOf(event, payload, toolSummary),
+  permissionAnswer: (_event, verdict) => permissionRequestOutput(verdict),
 }

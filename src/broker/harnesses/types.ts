@@ -3,6 +3,7 @@
  * (Claude Code, Codex, Gemini CLI, OpenCode, a plain shell). The broker does everything else
  * the same way for all of them: workspace, HOME, environment, tmux, status path.
  */
+import type {PermissionAsk, PermissionVerdict} from './permission-hook.js'
 
 /** Activities a harness reports (the spec's running-phase activities a hook can know). */
 export type HookActivity = 'idle' | 'thinking' | 'executing' | 'waiting_for_input' | 'completed'
@@ -119,6 +120,14 @@ export interface HarnessModule {
    * (default nothing).
    */
   hookOutput?(event: string, payload: unknown): string | undefined
+  /**
+   * The permission request this event is, when the harness waits on the hook for a decision
+   * (Claude Code's and Codex's `PermissionRequest`); null for any other event. The hook then asks
+   * the Hub for an approval and waits for it (approval-client.ts) instead of reporting the event.
+   */
+  permissionAsk?(event: string, payload: unknown): PermissionAsk | null
+  /** What the hook prints to hand a decision back to the harness. */
+  permissionAnswer?(event: string, verdict: PermissionVerdict): string
   /**
    * Session usage totals for an event that ends a turn, when they take I/O to compute (Claude
    * Code's transcript file named in the Stop payload). Awaited by the hook entry after `onHook`,

@@ -157,10 +157,9 @@ export function createApprovalsService(deps: Deps, o: ApprovalsOptions) {
         return decided
       }
       const detail = oneLine(`Permission: ${summary ? `${tool}: ${summary}` : tool}`, 200)
-      // The activity first (it answers once written): the event row then follows an agent that
-      // already shows what it waits for.
-      await o.status.report(agent.id, {activity: 'waiting_for_input', detail}, {liveOnly: true})
+      // The approval first: whoever sees the agent waiting (svc agent wait --for input) finds it.
       await store.transaction((tx) => tx.approvals.insert(base, {phase: agent.phase, detail, error: agent.error}))
+      await o.status.report(agent.id, {activity: 'waiting_for_input', detail}, {liveOnly: true})
       return base
     },
 
