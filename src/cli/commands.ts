@@ -6,6 +6,7 @@ import AdminProfiling from '../../commands/admin/profiling.js'
 import AdminUserRole from '../../commands/admin/user/role.js'
 import AgentApprove from '../../commands/agent/approve.js'
 import AgentAttach from '../../commands/agent/attach.js'
+import AgentForward from '../../commands/agent/forward.js'
 import Approvals from '../../commands/approvals.js'
 import AgentCompare from '../../commands/agent/compare.js'
 import AgentCreate from '../../commands/agent/create.js'
@@ -80,6 +81,7 @@ export const COMMANDS = {
   'agent:create': AgentCreate,
   'agent:delete': AgentDelete,
   'agent:diff': AgentDiff,
+  'agent:forward': AgentForward,
   'agent:get': AgentGet,
   'agent:list': AgentList,
   'agent:logs': AgentLogs,
