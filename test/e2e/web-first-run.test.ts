@@ -53,10 +53,10 @@ describe('the web: first run, the Admin menu, and landing then deleting with the
     expect(await register.getAttribute('data-done')).toBe('false')
     expect(await steps().locator('li[data-step="create"]').textContent()).toContain('svc agent create alice')
     expect(await steps().locator('li[data-step="land"]').textContent()).toContain('svc agent merge alice')
-    // Beside Projects and Agents only the Admin menu; its items show once it is opened.
+    // Beside Projects, Agents and Approvals only the Admin menu; its items show once it is opened.
     const nav = page.getByRole('navigation', {name: 'Hub sections'})
     const settings = nav.getByRole('link', {name: 'Settings'})
-    expect(await nav.locator('> ul > li > a').allTextContents()).toEqual(['Projects', 'Agents'])
+    expect(await nav.locator('> ul > li > a').allTextContents()).toEqual(['Projects', 'Agents', 'Approvals'])
     expect(await settings.isVisible()).toBe(false)
     expect(await unlabelledControls(page)).toEqual([])
     await screenshot(page, 'web-first-run')

@@ -48,7 +48,7 @@ describe('the web client of a hosted Hub', {timeout: 120_000}, () => {
     const page = await signIn('alice', '#/projects')
     expect(new URL(page.url()).hash).toBe('#/projects')
     expect(await page.locator('#signed-in-as').textContent()).toBe('Signed in as Alice Example')
-    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents'])
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents', 'Approvals'])
     await page.goto(`${s.url}/#/settings`)
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('You do not have permission to open Settings.')
     await screenshot(page, 'web-hosted-member')
@@ -60,7 +60,7 @@ describe('the web client of a hosted Hub', {timeout: 120_000}, () => {
     const me = await s.hub.request('GET', '/api/v1/auth/me', {token: cookie})
     expect(me.status).toBe(200)
     // Before the role, carol is a plain user: no admin tab.
-    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents'])
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents', 'Approvals'])
     // A system admin signed in at the same provider gives carol the template_admin Hub role.
     const root = await s.signIn('root')
     const set = await s.hub.request('PATCH', `/api/v1/users/${me.body.principal.id}`, {token: root.token, body: {hubRole: 'template_admin'}})
@@ -70,7 +70,7 @@ describe('the web client of a hosted Hub', {timeout: 120_000}, () => {
     await page.goto(`${s.url}/#/templates`)
     await page.reload()
     await page.getByRole('heading', {name: 'Templates'}).waitFor()
-    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents', 'Templates'])
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents', 'Approvals', 'Templates'])
     // The upload form sends the files with their SHA-256; the Hub stores a hub-wide template.
     await page.getByLabel('Name').fill('house-style')
     await page.getByLabel('Files').setInputFiles([{name: 'style.md', mimeType: 'text/markdown', buffer: Buffer.from('tabs\n')}])

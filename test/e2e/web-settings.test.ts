@@ -46,7 +46,7 @@ describe('the web settings page (workstation Hub)', {timeout: 120_000}, () => {
     expect(cookie).toMatchObject({httpOnly: true, sameSite: 'Strict', path: '/'})
     // A web session, not the dev credential itself.
     expect(cookie!.value).not.toBe(hub.devToken)
-    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents', 'Settings', 'Maintenance', 'Profiling', 'Templates', 'Delegation adoption'])
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Projects', 'Agents', 'Approvals', 'Settings', 'Maintenance', 'Profiling', 'Templates', 'Delegation adoption'])
     await expect.poll(() => page.locator('svc-projects tr[data-project] td').first().textContent()).toBe('default')
     await screenshot(page, 'web-signed-in-projects')
   })

@@ -1,9 +1,16 @@
 import type {AgentEventDto as AgentEvent} from '../../src/api/agent-event.js'
+import type {ApprovalDto} from '../../src/api/approval.js'
 
 export type {AgentEvent}
 export {applyAgentEvent as applyEvent} from '../../src/api/agent-event.js'
 
-type Listener = {onEvent: (e: AgentEvent) => void; onOpen: () => void}
+type Listener = {onEvent: (e: AgentEvent) => void; onOpen: () => void; onApproval?: (a: ApprovalDto) => void}
+
+/** The data of an `approval_requested` event (CONTRACT "Approvals"). */
+export interface ApprovalRequested {
+  approval: ApprovalDto
+  agent: AgentEvent
+}
 
 const listeners = new Set<Listener>()
 let source: EventSource | null = null
@@ -28,11 +35,21 @@ function ensure() {
     }
     for (const l of listeners) l.onEvent(e)
   })
+  // A harness asks permission (approvals.md): views that show approvals read them again.
+  source.addEventListener('approval_requested', (m) => {
+    let d: ApprovalRequested
+    try {
+      d = JSON.parse((m as MessageEvent<string>).data) as ApprovalRequested
+    } catch {
+      return
+    }
+    for (const l of listeners) l.onApproval?.(d.approval)
+  })
 }
 
 /** Follows agent events; returns a stop. The stream closes when nobody follows it. */
-export function followAgentEvents(onEvent: (e: AgentEvent) => void, onOpen: () => void = () => {}): () => void {
-  const l = {onEvent, onOpen}
+export function followAgentEvents(onEvent: (e: AgentEvent) => void, onOpen: () => void = () => {}, onApproval?: (a: ApprovalDto) => void): () => void {
+  const l = {onEvent, onOpen, onApproval}
   listeners.add(l)
   ensure()
   return () => {

@@ -41,7 +41,8 @@ export function startDesktopAlerts(): () => void {
     const n = new Notification(`${e.name} needs you`, {body: e.detail || 'The agent is waiting for your input.', tag: `svc-agent-${e.id}`})
     n.onclick = () => {
       window.focus()
-      location.hash = `#/agents/${encodeURIComponent(e.id)}`
+      // A permission request is answered in the approvals inbox; other input at the agent's page.
+      location.hash = e.detail?.startsWith('Permission:') ? '#/approvals' : `#/agents/${encodeURIComponent(e.id)}`
     }
   }
   const off = followAgentEvents((e) => void onEvent(e))

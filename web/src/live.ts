@@ -1,3 +1,4 @@
+import type {ApprovalDto} from '../../src/api/approval.js'
 import {followAgentEvents, type AgentEvent} from './agent-events.js'
 import {markReady} from './readiness.js'
 
@@ -7,7 +8,7 @@ import {markReady} from './readiness.js'
  * missed), `onEvent` applies each change in place. A failed load is shown as the view's
  * `failure`; the first good one writes the view's readiness mark once it is on screen.
  */
-export function liveView(host: {updateComplete: Promise<unknown>; failure: string}, view: string, load: () => Promise<void>, onEvent: (e: AgentEvent) => void): () => void {
+export function liveView(host: {updateComplete: Promise<unknown>; failure: string}, view: string, load: () => Promise<void>, onEvent: (e: AgentEvent) => void, onApproval?: (a: ApprovalDto) => void): () => void {
   let first = true
   const refresh = async () => {
     try {
@@ -28,5 +29,5 @@ export function liveView(host: {updateComplete: Promise<unknown>; failure: strin
     // The first open follows the load just started; later ones are reconnections.
     if (opened) void refresh()
     opened = true
-  })
+  }, onApproval)
 }

@@ -11,6 +11,8 @@ import {PANE_SIZE} from './svc-terminal.js'
 import './svc-agent-changes.js'
 import './svc-agent-controls.js'
 import './svc-agent-team.js'
+import './svc-agent-ports.js'
+import './svc-agent-approvals.js'
 import {notFoundView} from './not-found.js'
 
 /**
@@ -123,7 +125,9 @@ export class SvcAgent extends LitElement {
       <svc-agent-controls .agent=${a} @agent-deleted=${() => (location.hash = `#/agents?project=${encodeURIComponent(a.projectId)}`)}></svc-agent-controls>
       ${errorNotice(a)}
       <svc-agent-team .agent=${a}></svc-agent-team>
-      ${needsYou(a) ? html`<p class="notice needs-you" role="alert" id="needs-you">This agent needs you: ${a.detail || 'it is waiting for your input'}. Attach to its terminal to answer.</p>` : ''}
+      <svc-agent-ports .agent=${a}></svc-agent-ports>
+      ${needsYou(a) ? html`<p class="notice needs-you" role="alert" id="needs-you">This agent needs you: ${a.detail || 'it is waiting for your input'}. ${a.detail?.startsWith('Permission:') ? 'Allow or deny it below, or attach to its terminal.' : 'Attach to its terminal to answer.'}</p>` : ''}
+      <svc-agent-approvals .agent=${a}></svc-agent-approvals>
       ${notificationsSupported() && Notification.permission === 'default'
         ? html`<p><button id="enable-notifications" @click=${this.enableNotifications}>Notify me when my agents need me</button></p>`
         : ''}

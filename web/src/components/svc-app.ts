@@ -11,7 +11,9 @@ import './svc-maintenance.js'
 import './svc-profiling.js'
 import './svc-projects.js'
 import './svc-agents.js'
+import './svc-attempts.js'
 import './svc-agent.js'
+import './svc-approvals.js'
 import './svc-templates.js'
 import './svc-adoption.js'
 import './svc-artifacts.js'
@@ -44,6 +46,7 @@ interface Tab {
 export const TABS: Tab[] = [
   {route: 'projects', label: 'Projects', permission: null},
   {route: 'agents', label: 'Agents', permission: null},
+  {route: 'approvals', label: 'Approvals', permission: null},
   {route: 'settings', label: 'Settings', permission: 'admin.server_config.read'},
   {route: 'maintenance', label: 'Maintenance', permission: 'admin.maintenance.read'},
   {route: 'profiling', label: 'Profiling', permission: 'admin.profiling.read'},
@@ -189,9 +192,14 @@ export class SvcApp extends LitElement {
         return html`<svc-templates></svc-templates>`
       case 'adoption':
         return html`<svc-adoption></svc-adoption>`
+      case 'approvals':
+        if (second) return notFoundView(`The web client has no page "${this.route.parts.join('/')}".`)
+        return html`<svc-approvals></svc-approvals>`
       case 'agents':
         // `#/agents/<id>` is one agent; anything deeper is no page of ours.
         if (this.route.parts.length > 2) return notFoundView(`The web client has no page "${this.route.parts.join('/')}".`)
+        // `#/agents?project=<id>&group=<name>`: the attempts of one task side by side (teams.md).
+        if (!second && this.route.query.get('group')) return keyed(`${this.route.query.get('project')}/${this.route.query.get('group')}`, html`<svc-attempts .projectId=${this.route.query.get('project') ?? ''} .group=${this.route.query.get('group') ?? ''}></svc-attempts>`)
         // A new element per project: the list (and its event filter) is that project's from the start.
         return second ? html`<svc-agent .agentId=${second}></svc-agent>` : keyed(this.route.query.get('project') ?? '', html`<svc-agents .projectId=${this.route.query.get('project') ?? ''}></svc-agents>`)
       default:
