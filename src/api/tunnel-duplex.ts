@@ -11,11 +11,11 @@
 import {Duplex} from 'node:stream'
 
 /** Bytes one side may have in flight, unacknowledged, per stream. */
-export const WINDOW = 1024 * 1024
+export const WINDOW = 4 * 1024 * 1024
 /** The largest data message (a frame of ws carries it in one piece). */
 const MAX_FRAME = 256 * 1024
 /** Acknowledge once this much was taken (and whenever the reader asks for more). */
-const ACK_EVERY = WINDOW / 8
+const ACK_EVERY = WINDOW / 4
 
 export function dataFrame(sid: number, chunk: Buffer): Buffer {
   const head = Buffer.allocUnsafe(4)

@@ -5,6 +5,7 @@
  * agent-sockets.ts and ingress.ts from the kernel's tables, never from the request beyond the
  * agent's ID and a port number.
  */
+import {existsSync} from 'node:fs'
 import type {Duplex} from 'node:stream'
 import type {Runtime, RuntimeHandle} from '../runtime.js'
 import {agentSockets, listenedPorts, type AgentSockets} from './agent-sockets.js'
@@ -14,12 +15,17 @@ export type AgentLookup = (agentId: unknown) => {agentId: string; runtime: Runti
 
 const refusal = (code: string, message: string) => Object.assign(new Error(message), {code})
 
+/** How long a reading of an agent's sockets serves connections to a port it showed. */
+const FRESH_MS = 2000
+const processAlive = (pid: number) => existsSync(`/proc/${pid}`)
+
 /** How often forwarders of agents that stopped (or started anew) are looked for. */
 const SWEEP_MS = 30_000
 
 export class AgentPorts {
   private readonly ingress = new PortIngress()
   private readonly sweeper: NodeJS.Timeout
+  private readonly cache = new Map<string, {at: number; pid: number; sockets: AgentSockets}>()
 
   constructor(private readonly lookup: AgentLookup) {
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_MS)
@@ -37,7 +43,7 @@ export class AgentPorts {
     const port = params.port
     if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw refusal('validation_error', 'port must be an integer from 1 to 65535')
     const {agentId} = this.lookup(params.agentId)
-    const socket = await this.ingress.connect(agentId, await this.sockets(agentId), port)
+    const socket = await this.ingress.connect(agentId, await this.sockets(agentId, port), port)
     socket.on('error', (err) => duplex.destroy(err))
     duplex.on('close', () => socket.destroy())
     socket.pipe(duplex)
@@ -50,15 +56,26 @@ export class AgentPorts {
     this.ingress.close()
   }
 
-  private async sockets(agentId: unknown): Promise<AgentSockets> {
+  /**
+   * The agent's sockets as the kernel has them; `fresh: false` takes a reading at most
+   * FRESH_MS old when it shows the port wanted (a preview's page makes a connection per
+   * request: reading /proc and asking the runtime each time cost ~100 ms on a loaded host).
+   * A port not in a cached reading is always looked up again.
+   */
+  private async sockets(agentId: unknown, wanted?: number): Promise<AgentSockets> {
     const a = this.lookup(agentId)
+    const cached = this.cache.get(a.agentId)
+    if (wanted !== undefined && cached && Date.now() - cached.at < FRESH_MS && cached.sockets.listeners.some((l) => l.port === wanted) && processAlive(cached.pid)) return cached.sockets
     const proc = a.runtime.agentProcess ? await a.runtime.agentProcess(a.handle) : null
     if (!proc) throw refusal('ports_unavailable', `the ports of agent ${a.agentId} cannot be read on its runtime (${a.handle.runtime}) from this broker`)
-    return agentSockets(proc.pid, proc.excludePorts)
+    const sockets = agentSockets(proc.pid, proc.excludePorts)
+    this.cache.set(a.agentId, {at: Date.now(), pid: proc.pid, sockets})
+    return sockets
   }
 
   /** Forwarders of agents this broker no longer runs, or whose network is a new one, go. */
   private async sweep(): Promise<void> {
+    for (const [agentId, c] of this.cache) if (Date.now() - c.at > FRESH_MS) this.cache.delete(agentId)
     for (const agentId of this.ingress.agents()) {
       const current = await this.sockets(agentId).catch(() => null)
       this.ingress.keepOnly(agentId, current?.netns ?? null)
