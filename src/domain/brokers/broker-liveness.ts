@@ -62,6 +62,11 @@ export function createBrokerLiveness(deps: Deps, opts: {leaseMs?: number; tickMs
     }
   }
 
+  const once = (): Promise<void> => {
+    ticking ??= tick().finally(() => (ticking = null))
+    return ticking
+  }
+
   return {
     holder,
     /** A broker said hello on a tunnel to this replica: it is online, held here; its capabilities recorded. */
@@ -84,16 +89,11 @@ export function createBrokerLiveness(deps: Deps, opts: {leaseMs?: number; tickMs
         const {now} = times()
         wake(await store.transaction((tx) => tx.brokers.leases.release(brokerId, holder, now)))
       }),
-    /** One renewal and sweep (also run by the timer); failures (a database away) wait for the next tick. */
-    tick: () => {
-      ticking ??= tick().finally(() => (ticking = null))
-      return ticking
-    },
+    /** One renewal and sweep (also run by the timer; never two at once); a failure (the database away) waits for the next. */
+    tick: once,
     start() {
       if (timer) return
-      timer = setInterval(() => {
-        if (!ticking) void (ticking = tick().catch((err) => logger.warn({err: (err as Error).message}, 'broker liveness tick failed')).finally(() => (ticking = null)))
-      }, tickMs)
+      timer = setInterval(() => void once().catch((err) => logger.warn({err: (err as Error).message}, 'broker liveness tick failed')), tickMs)
       timer.unref()
     },
     async stop(): Promise<void> {
