@@ -209,7 +209,7 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     if (setup && d.runtime.type === 'kubernetes') throw new LaunchError('workspace_failed', `the project's setup (${setup.from}) cannot run on the kubernetes runtime yet: run the agent on local, podman or docker`)
     if (setup) clearSetupStatus(home)
     // A new agent on a container engine runs its project's image when the project has one (kept by restarts: the Hub sends `image`).
-    const image = p.image ?? resolved.image ?? (made === 'new' ? await projectImageFor(d.runtime, workdir).catch((err: Error) => {
+    const image = p.image ?? resolved.image ?? (made === 'new' ? await projectImageFor(d.runtime, workdir, {parent: !!p.workspace?.parent, checkout: rec?.checkout ?? null}).catch((err: Error) => {
       throw new LaunchError('image_build_failed', err.message)
     }) : undefined)
     const handle = await d.runtime.start({

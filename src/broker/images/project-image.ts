@@ -94,10 +94,22 @@ export async function ensureProjectImage(engine: Engine, containerfile: string, 
  * work tree's committed `.svc/Containerfile` (built now when the engine lacks it), or undefined
  * when there is none or the runtime is no container engine here.
  */
-export async function projectImageFor(runtime: {engine?(): Engine}, workdir: string): Promise<string | undefined> {
+export async function projectImageFor(runtime: {engine?(): Engine}, workdir: string, from: {parent: boolean; checkout: string | null} = {parent: false, checkout: null}): Promise<string | undefined> {
   if (!runtime.engine) return undefined
-  const text = readContainerfile(workdir)
+  const text = await projectContainerfile(workdir, from)
   return text === null ? undefined : (await ensureProjectImage(runtime.engine(), text)).image
+}
+
+/**
+ * The Containerfile a new agent's image is built from. A child's work tree starts at its parent
+ * agent's branch head, which that (hostile) agent wrote: its `.svc/Containerfile` would have the
+ * host's container engine run the parent's RUN steps outside every sandbox and network policy.
+ * A child takes the one committed on the project's checkout (the user's), or none; any other new
+ * work tree is the checkout's or remote's own commit.
+ */
+export async function projectContainerfile(workdir: string, from: {parent: boolean; checkout: string | null}): Promise<string | null> {
+  if (!from.parent) return readContainerfile(workdir)
+  return from.checkout ? committedContainerfile(from.checkout) : null
 }
 
 /** The `.svc/Containerfile` committed on a checkout's HEAD (what its new agents' work trees get), or null. */
