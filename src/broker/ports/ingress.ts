@@ -47,7 +47,16 @@ export class PortIngress {
     const address = connectAddress(s.listeners, port)
     if (!address) throw Object.assign(new Error(`the agent does not listen on port ${port}`), {code: 'not_found'})
     if (s.nsPid === null) return dial({host: address, port})
-    return dial({path: await this.forwarder(agentId, s, address, port)})
+    const path = await this.forwarder(agentId, s, address, port)
+    // A forwarder just started has bound its socket file before it listens: refused meanwhile.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await dial({path})
+      } catch (err) {
+        if (attempt >= 200 || !['ECONNREFUSED', 'ENOENT'].includes((err as {code?: string}).code ?? '')) throw err
+        await new Promise((r) => setTimeout(r, 10))
+      }
+    }
   }
 
   /** Agents with forwarders. */
