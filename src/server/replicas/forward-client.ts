@@ -1,0 +1,129 @@
+import WebSocket from 'ws'
+import {AppError} from '../../api/app-error.js'
+import {ERROR_CODES, type ErrorCode} from '../../api/error-codes.js'
+import {StreamEnd} from '../../api/tunnel-streams.js'
+import type {TunnelStream} from '../../domain/brokers/gateway.js'
+import type {BrokerHolder} from '../../store/repositories/replicas.js'
+import {signForReplica} from './replica-auth.js'
+
+export const FORWARD_REQUEST_PATH = '/internal/v1/replicas/brokers/:brokerId/request'
+export const FORWARD_STREAM_PATH = '/internal/v1/replicas/brokers/:brokerId/stream'
+/** Forwarded requests' body type: read as text, so the signature is checked over the bytes sent. */
+export const FORWARD_CONTENT_TYPE = 'application/x-svc-forward'
+
+const pathOf = (template: string, brokerId: string) => template.replace(':brokerId', encodeURIComponent(brokerId))
+
+/** A forwarded stream's first message from the holding replica, and its last. */
+export type StreamControl = {t: 'opened'} | {t: 'close'; error?: {code: string; message: string}} | {t: 'resize'; cols: number; rows: number}
+
+/** Rebuilds the holder's AppError from its envelope; an unknown code is a broker error. */
+function errorFrom(status: number, body: unknown, brokerId: string): AppError {
+  const e = (body as {error?: {code?: string; message?: string; details?: Record<string, unknown>}} | null)?.error
+  const code = e?.code && e.code in ERROR_CODES ? (e.code as ErrorCode) : 'broker_error'
+  return new AppError(code, e?.message ?? `the replica holding broker ${brokerId} answered ${status}`, e?.details)
+}
+
+const unreachable = (brokerId: string, err: unknown, sent: boolean) =>
+  new AppError('broker_unavailable', `the replica holding broker ${brokerId} did not answer (${(err as Error).message})`, {sent})
+
+/**
+ * The calling side of forwarding: a broker request or stream sent to the replica that holds the
+ * broker's tunnel, signed for that replica. Errors come back as the holder raised them.
+ */
+export function forwardClient(self: {id: () => string; secretsKey: () => Buffer}) {
+  const sign = (to: string, method: string, path: string, body = '') => signForReplica(self.secretsKey(), self.id(), to, method, path, body)
+
+  return {
+    async request<T>(holder: BrokerHolder, method: string, params: unknown, timeoutMs = 30_000): Promise<T> {
+      const path = pathOf(FORWARD_REQUEST_PATH, holder.brokerId)
+      const body = JSON.stringify({method, params, timeoutMs})
+      let res: Response
+      try {
+        res = await fetch(holder.url + path, {
+          method: 'POST',
+          headers: {'content-type': FORWARD_CONTENT_TYPE, ...sign(holder.replicaId, 'POST', path, body)},
+          body,
+          // The holder times the broker out itself; this covers a holder that stops answering.
+          signal: AbortSignal.timeout(timeoutMs + 5_000),
+        })
+      } catch (err) {
+        // Refused before anything was sent only when the connection itself failed.
+        throw unreachable(holder.brokerId, err, (err as Error).name === 'TimeoutError')
+      }
+      const parsed = await res.json().catch(() => null)
+      if (!res.ok) throw errorFrom(res.status, parsed, holder.brokerId)
+      return (parsed as {result: T}).result
+    },
+
+    openStream(holder: BrokerHolder, method: string, params: unknown, timeoutMs = 15_000): Promise<TunnelStream> {
+      const op = Buffer.from(JSON.stringify({method, params})).toString('base64url')
+      const path = `${pathOf(FORWARD_STREAM_PATH, holder.brokerId)}?op=${op}`
+      const ws = new WebSocket(holder.url.replace(/^http/, 'ws') + path, {headers: sign(holder.replicaId, 'GET', path), maxPayload: 64 * 1024 * 1024})
+      const state = new StreamEnd()
+      return new Promise<TunnelStream>((resolve, reject) => {
+        let opened = false
+        const timer = setTimeout(() => {
+          ws.terminate()
+          reject(new AppError('broker_timeout', `the replica holding broker ${holder.brokerId} did not open ${method} in time`))
+        }, timeoutMs)
+        ws.on('unexpected-response', (_req, res) => {
+          clearTimeout(timer)
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => {
+            let body: unknown = null
+            try {
+              body = JSON.parse(Buffer.concat(chunks).toString())
+            } catch {}
+            reject(errorFrom(res.statusCode ?? 502, body, holder.brokerId))
+          })
+          ws.terminate()
+        })
+        ws.on('error', (err) => {
+          clearTimeout(timer)
+          if (!opened) reject(unreachable(holder.brokerId, err, false))
+        })
+        ws.on('message', (data, isBinary) => {
+          if (isBinary) return void state.emitData(Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer))
+          let msg: StreamControl
+          try {
+            msg = JSON.parse(data.toString())
+          } catch {
+            return
+          }
+          if (msg.t === 'opened' && !opened) {
+            opened = true
+            clearTimeout(timer)
+            resolve({
+              onData: (l) => state.onData(l),
+              onClose: (l) => state.onClose(l),
+              write: (chunk) => {
+                if (!state.closed && ws.readyState === ws.OPEN) ws.send(chunk, {binary: true})
+              },
+              resize: (cols, rows) => {
+                if (!state.closed && ws.readyState === ws.OPEN) ws.send(JSON.stringify({t: 'resize', cols, rows} satisfies StreamControl))
+              },
+              close: () => {
+                if (state.end()) ws.close(1000)
+              },
+            })
+          } else if (msg.t === 'close') {
+            if (!opened) {
+              clearTimeout(timer)
+              reject(new AppError('broker_error', `broker: ${msg.error?.message ?? 'stream refused'}`, {brokerCode: msg.error?.code}))
+            }
+            state.end(msg.error)
+            ws.close(1000)
+          }
+        })
+        ws.on('close', () => {
+          clearTimeout(timer)
+          if (!opened) reject(new AppError('broker_unavailable', `the replica holding broker ${holder.brokerId} closed the stream`))
+          state.end({code: 'broker_unavailable', message: 'the replica holding the broker went away'})
+        })
+      })
+    },
+  }
+}
+
+export type ForwardClient = ReturnType<typeof forwardClient>
