@@ -1,5 +1,5 @@
 // Helpers shared by the bench scripts.
-import {readFileSync} from 'node:fs'
+import {readFileSync, readdirSync} from 'node:fs'
 import http from 'node:http'
 import {createServer} from 'node:net'
 
@@ -59,4 +59,33 @@ export async function until(fn, timeoutMs, what, everyMs = 25) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, everyMs))
   }
+}
+
+/**
+ * Resident memory (kB) of a process and its descendants, from /proc, leaving out the processes
+ * whose name matches `skip` (and what runs under them): tmux, the agents' shells and harnesses.
+ */
+export function treeRssKb(pid, skip = /^(tmux|bash|sh|git)/) {
+  const children = new Map()
+  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0
+  const walk = (p) => {
+    try {
+      const status = readFileSync(`/proc/${p}/status`, 'utf8')
+      if (skip.test(/^Name:\s*(\S+)/m.exec(status)?.[1] ?? '')) return
+      total += Number(/^VmRSS:\s*(\d+)/m.exec(status)?.[1] ?? 0)
+    } catch {
+      return
+    }
+    for (const c of children.get(p) ?? []) walk(c)
+  }
+  walk(pid)
+  return total
 }

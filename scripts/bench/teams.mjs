@@ -13,12 +13,12 @@
 //    machine stretches the time, not the CPU). Target < 50 ms.
 // Targets are printed, never asserted.
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
-import {mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {register} from 'tsx/esm/api'
-import {cpuMs, freePort, requestJson} from './lib.mjs'
+import {cpuMs, freePort, requestJson, treeRssKb} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'fanout,tree').split(','))
@@ -42,31 +42,8 @@ async function until(fn, timeoutMs, what, everyMs = 50) {
   }
 }
 
-/** Resident memory (kB) of a process and its descendants, without tmux and the agents' shells. */
-function treeRssKb(pid) {
-  const children = new Map()
-  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1])
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)])
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let total = 0
-  const walk = (p) => {
-    try {
-      const status = readFileSync(`/proc/${p}/status`, 'utf8')
-      if (/^(tmux|bash|sh|git|bwrap|socat)/.test(/^Name:\s*(\S+)/m.exec(status)?.[1] ?? '')) return
-      total += Number(/^VmRSS:\s*(\d+)/m.exec(status)?.[1] ?? 0)
-    } catch {
-      return
-    }
-    for (const c of children.get(p) ?? []) walk(c)
-  }
-  walk(pid)
-  return total
-}
+// Left out of the Hub+broker RSS: tmux and what the agents run.
+const NOT_HUB = /^(tmux|bash|sh|git|bwrap|socat)/
 
 /** A workstation Hub in a temp HOME with a registered checkout: its URL, tokens, project and a stop. */
 async function startHub() {
@@ -127,7 +104,7 @@ async function fanout() {
     const growth = []
     for (let run = 0; run < RUNS; run++) {
       await sleep(1000)
-      const before = treeRssKb(hub.pid)
+      const before = treeRssKb(hub.pid, NOT_HUB)
       const start = Date.now()
       // Each create answers once its child is dispatched (running): when each answered shows whether the starts overlap.
       const answered = []
@@ -137,7 +114,7 @@ async function fanout() {
       await until(async () => (await api('GET', `/agents?projectId=${project.id}`)).agents.filter((a) => ids.has(a.id) && a.phase === 'running').length === CHILDREN, 120_000, 'all children running', 25)
       times.push(Date.now() - start)
       await sleep(1000)
-      growth.push((treeRssKb(hub.pid) - before) / CHILDREN / 1024)
+      growth.push((treeRssKb(hub.pid, NOT_HUB) - before) / CHILDREN / 1024)
       out(`  run ${run + 1}: ${times.at(-1)} ms to all ${CHILDREN} running (creates answered at ${answered.join(', ')} ms); Hub+broker RSS ${(before / 1024).toFixed(1)} MB before, +${growth.at(-1).toFixed(2)} MB per child`)
       for (const c of made) await api('DELETE', `/agents/${c.id}`).catch(() => {})
     }
