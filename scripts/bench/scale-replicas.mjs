@@ -20,7 +20,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import pg from 'pg'
-import {freePort, loadAverage, requestJson} from './lib.mjs'
+import {freePort, loadAverage, requestJson, until} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const BIN = join(ROOT, 'bin', 'run.js')
@@ -30,25 +30,10 @@ const arg = (name, dflt) => {
 }
 const PG = process.env.SVC_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test'
 const out = (s) => process.stdout.write(s + '\n')
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const sorted = (xs) => [...xs].sort((a, b) => a - b)
 const median = (xs) => sorted(xs)[Math.floor(xs.length / 2)]
 const p90 = (xs) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))]
 const ms = (x) => `${x.toFixed(1)} ms`
-
-async function until(fn, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v) return v
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
-}
 
 function child(args, env) {
   const c = spawn(process.execPath, [BIN, ...args], {env, stdio: ['ignore', 'pipe', 'pipe']})
