@@ -3,9 +3,39 @@
  * hook and its broker send (status reports, token refreshes). No client library, because the
  * hook that loads this runs on every tool call. Also where an agent's token is read from.
  */
-import {readFileSync} from 'node:fs'
+import {closeSync, constants, fstatSync, openSync, readSync} from 'node:fs'
 import {request} from 'node:http'
 import {request as httpsRequest} from 'node:https'
+
+/**
+ * A small regular file the agent can write (its HOME), read by the broker on the host too: never
+ * through a link (one to /dev/zero or another agent's file), never a FIFO (it would block the
+ * broker's thread) or device, at most `max` bytes; null otherwise.
+ */
+export function readSmallFile(path: string, max: number): string | null {
+  let fd: number
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  } catch {
+    return null
+  }
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile() || st.size > max) return null
+    const buf = Buffer.alloc(st.size)
+    let n = 0
+    while (n < buf.length) {
+      const r = readSync(fd, buf, n, buf.length - n, n)
+      if (r <= 0) break
+      n += r
+    }
+    return buf.subarray(0, n).toString('utf8')
+  } catch {
+    return null
+  } finally {
+    closeSync(fd)
+  }
+}
 
 /**
  * An agent's token: the file its broker keeps fresh (`SVC_AUTH_TOKEN_FILE`, refreshed before the
@@ -14,7 +44,7 @@ import {request as httpsRequest} from 'node:https'
 export function agentToken(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.SVC_AUTH_TOKEN_FILE) {
     try {
-      const t = readFileSync(env.SVC_AUTH_TOKEN_FILE, 'utf8').trim()
+      const t = readSmallFile(env.SVC_AUTH_TOKEN_FILE, 64 * 1024)?.trim()
       if (t) return t
     } catch {
       // not written yet or removed: the environment's token is the one the agent started with

@@ -9,12 +9,15 @@
  * and on its liveness tick, for the agent that reports nothing more (idle, waiting for its
  * person). A 4xx (token revoked, agent gone) is final: nothing is kept.
  */
-import {readFileSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
+import {randomBytes} from 'node:crypto'
+import {lstatSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
-import {agentToken, hubEndpoints, hubPost} from './hub-post.js'
+import {agentToken, hubEndpoints, hubPost, readSmallFile} from './hub-post.js'
 import type {HookReport, SessionUsage} from './harnesses/types.js'
 
 const POST_TIMEOUT_MS = 3000
+/** Kept reports are small (a state, a count, a few sessions' usage): a bigger file is not theirs. */
+const KEPT_MAX_BYTES = 1024 * 1024
 /** Turns kept beyond this fold into it: a runaway count must not become a flood of reports. */
 const MAX_KEPT_TURNS = 100
 
@@ -123,6 +126,7 @@ export function reportsOf(kept: KeptReports): StatusReport[] {
 
 /** Takes the kept reports out of their file (a rename first, so two takers never both get them). */
 export function takeKept(file: string): KeptReports | null {
+  if (lstatSync(dirname(file), {throwIfNoEntry: false})?.isDirectory() !== true) return null
   const claimed = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`
   try {
     renameSync(file, claimed)
@@ -130,7 +134,8 @@ export function takeKept(file: string): KeptReports | null {
     return null // none kept, or another process took them
   }
   try {
-    const v = JSON.parse(readFileSync(claimed, 'utf8'))
+    // The agent writes this directory: what it planted here (a link, a FIFO, a huge file) is not read.
+    const v = JSON.parse(readSmallFile(claimed, KEPT_MAX_BYTES) ?? 'null')
     return v && typeof v === 'object' && typeof v.turns === 'number' && Array.isArray(v.usage) ? v : null
   } catch {
     return null
@@ -150,9 +155,13 @@ function keep(file: string, reports: StatusReport[]): void {
   const meanwhile = takeKept(file)
   if (meanwhile) kept = fold(kept, meanwhile)
   if (!kept) return
-  const tmp = `${file}.${process.pid}.tmp`
+  // The broker keeps them too, on the host, in a directory the agent writes: a new file of an
+  // unguessable name, created exclusively (a link planted at the name is never written through),
+  // and only in a real directory (not a link the agent put at `.svc`).
+  if (lstatSync(dirname(file), {throwIfNoEntry: false})?.isDirectory() !== true) return
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
   try {
-    writeFileSync(tmp, JSON.stringify(kept), {mode: 0o600})
+    writeFileSync(tmp, JSON.stringify(kept), {mode: 0o600, flag: 'wx'})
     renameSync(tmp, file)
   } catch (err) {
     process.stderr.write(`svc hook: keeping an undelivered status report failed: ${(err as Error).message}\n`)
