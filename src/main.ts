@@ -22,6 +22,7 @@ import {adminSettingsRoutes} from './server/routes/admin-settings.js'
 import {hubNameOf} from './domain/settings/hub-name.js'
 import {eventRoutes} from './server/routes/events.js'
 import {approvalRoutes} from './server/routes/approvals.js'
+import {agentPortRoutes} from './server/routes/agent-ports.js'
 import {channelsOf, createNotifier} from './domain/events/notifications.js'
 import {delegationAdoptionRoutes} from './server/routes/delegation-adoption.js'
 import {createAdoptionService} from './domain/delegation/adoption-service.js'
@@ -34,6 +35,7 @@ import {secretRoutes} from './server/routes/secrets.js'
 import {DEV_USER} from './domain/hub-config.js'
 import type {Services} from './domain/services.js'
 import {TunnelRegistry} from './server/tunnel/tunnel-registry.js'
+import {createReplicas, type Replicas} from './server/replicas/replicas.js'
 import {createBrokerEvents} from './domain/brokers/broker-events.js'
 import {createHubTelemetry, type HubTelemetry} from './telemetry/hub-telemetry.js'
 import {withTelemetryEnv} from './telemetry/config.js'
@@ -50,6 +52,8 @@ export interface Hub {
   blobs: BlobStore | null
   services: Services
   tunnels: TunnelRegistry
+  /** The replica directory and forwarding: any replica serves any agent (PostgreSQL). */
+  replicas: Replicas
   env: NodeJS.ProcessEnv
   /** Telemetry export (the `telemetry` settings section, followed on every save). */
   telemetry: HubTelemetry
@@ -156,6 +160,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     if (applied.length) logger.info({applied}, 'database migrated')
     const deps: Deps = {store, clock, logger, config}
     const tunnels = new TunnelRegistry()
+    const replicas = createReplicas({replicas: store.replicas, clock, logger, tunnels, secretsKey})
     // Layer-1 settings from the database over the bootstrap merge; agents read this cached view.
     // SVC_TELEMETRY_* and SVC_OTEL_* override the settings file: part of the telemetry section's seed.
     const settings = createSettingsService({...deps, bootstrap: withTelemetryEnv(bootstrap, env, (m) => logger.warn(m)), env, setLogLevel: (level) => (logger.level = level), schedulePoll: opts.settingsPoll})
@@ -182,12 +187,13 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     })
     await telemetry.start()
     deps.telemetry = telemetry.emit
-    const services = createServices(deps, {gateway: tunnels, agentSettings: async () => settings.agentSettings(), settings, secretsKey})
+    const services = createServices(deps, {gateway: replicas.gateway, agentSettings: async () => settings.agentSettings(), settings, secretsKey, openDuplex: (brokerId, method, params) => tunnels.openDuplex(brokerId, method, params)})
     // Agent events: this replica's feed of the log, the SSE route, and webhook notifications.
     await services.agentFeed.start()
     const heartbeatMs = Number(env.SVC_EVENTS_HEARTBEAT_MS) || undefined
     services.routePlugins.push(eventRoutes(services.events, {heartbeatMs, hub: () => ({name: hubNameOf(settings.resolved()), url: config.publicUrl ?? ''})}))
     services.routePlugins.push(approvalRoutes(services.approvals))
+    services.routePlugins.push(agentPortRoutes(services.ports, services.authenticate))
     const notifier = createNotifier(deps, services.agentFeed, {
       channels: () => channelsOf(settings.resolved()),
       hub: () => ({name: hubNameOf(settings.resolved()), url: config.publicUrl ?? ''}),
@@ -224,10 +230,13 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     const brokerEvents = createBrokerEvents({brokers: services.brokers, agents: services.agents, logger, telemetry})
     tunnels.onEvent = brokerEvents.onEvent
     tunnels.onDisconnect = brokerEvents.onDisconnect
+    services.routePlugins.push(replicas.routes)
     const app = await buildApp({services, logger, tunnels, limits: opts.limits})
     // Scheduled and recurring messages: claimed atomically, so replicas never fire one twice.
     const scheduler = setInterval(() => void services.messages.runDue().catch((err) => logger.warn({err}, 'scheduled messages failed')), 1000)
     scheduler.unref()
+    // Broker leases: renewed for the brokers held here, lapsed ones (a crashed replica's) made offline.
+    services.brokers.liveness.start()
     const hub: Hub = {
       app,
       store,
@@ -236,15 +245,18 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
       blobs,
       services,
       tunnels,
+      replicas,
       env,
       telemetry,
       colocated: null,
       close: async () => {
         removeHubRecord(env)
         clearInterval(scheduler)
+        await services.brokers.liveness.stop()
         await notifier.close()
         await hub.colocated?.stop()
         tunnels.closeAll()
+        await replicas.close()
         await app.close()
         await services.close()
         await telemetry.close()
@@ -285,6 +297,9 @@ export async function listenHub(hub: Hub, bootstrap: Bootstrap): Promise<string>
       ready()
     }
   }
+  // Other replicas forward operations on this replica's brokers to it (on PostgreSQL, the one
+  // engine replicas share): at SVC_REPLICA_URL, else the URL it listens on.
+  if (hub.store.driver === 'postgres') await hub.replicas.start(hub.services.brokers.liveness.holder, hub.env.SVC_REPLICA_URL || url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:'))
   return url
 }
 

@@ -1,4 +1,6 @@
+import type {Duplex} from 'node:stream'
 import type {FastifyInstance} from 'fastify'
+import {AppError} from '../api/app-error.js'
 import {createAccessTokens, type AccessTokens} from './auth/access-tokens.js'
 import {createCredentialResolver, type Authenticate} from './auth/credentials.js'
 import {createSessions, type Sessions} from './auth/sessions.js'
@@ -7,6 +9,7 @@ import type {Deps} from './deps.js'
 import {createAgentAccess} from './agents/access.js'
 import type {AgentSettingsSource} from './agents/agent-settings.js'
 import {createAgentTokens, type AgentTokens} from './agents/agent-tokens.js'
+import {createHookReports, type HookReports} from './agents/hook-reports.js'
 import {createAgentsService, type AgentsService} from './agents/agents-service.js'
 import {createStatusWriter} from './agents/status-writer.js'
 import {projectUsage} from './agents/usage.js'
@@ -25,6 +28,7 @@ import {createMessagesService, type MessagesService} from './messages/messages-s
 import {createProjectSettingsService, type ProjectSettingsService} from './project-settings/project-settings-service.js'
 import {createProjectsService, type ProjectsService} from './projects/projects-service.js'
 import {createUsersService, type UsersService} from './users/users-service.js'
+import {createPortsService, type PortsService} from './ports/ports-service.js'
 import type {SettingsService} from './settings/settings-service.js'
 
 /** Every domain service of one Hub, built once in the composition root. */
@@ -39,11 +43,15 @@ export interface Services {
   brokers: BrokersService
   agents: AgentsService
   agentTokens: AgentTokens
+  /** Reports of harnesses' HTTP hooks (Claude Code's tool calls). */
+  hookReports: HookReports
   /** Diff, merge and push of agents' work (on their brokers). */
   review: ReviewService
   teams: TeamsService
   /** Harnesses' permission requests: held, decided, waited on (approvals/approvals-service.ts). */
   approvals: ApprovalsService
+  /** Agents' ports: listing, previews and forwards through the broker's tunnel (ports/ports-service.ts). */
+  ports: PortsService
   templates: TemplatesService
   messages: MessagesService
   projectSettings: ProjectSettingsService
@@ -72,6 +80,8 @@ export interface ServiceOptions {
   settings?: SettingsService
   /** The Hub's secrets key (sealing.ts), loaded on first use: broker secrets are sealed with it. */
   secretsKey: () => Buffer
+  /** Byte streams with flow control to brokers this process holds (the tunnel registry's openDuplex): agents' ports. */
+  openDuplex?: (brokerId: string, method: string, params: unknown) => Promise<Duplex>
 }
 
 export function createServices(deps: Deps, opts: ServiceOptions): Services {
@@ -105,8 +115,10 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     brokers: createBrokersService(deps, (id) => opts.gateway.isConnected(id), opts.secretsKey),
     agents,
     agentTokens,
+    hookReports: createHookReports(deps, agents),
     review: createReviewService(deps, {access, gateway: opts.gateway}),
     approvals,
+    ports: createPortsService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings, openDuplex: opts.openDuplex ?? noDuplex, previewKey: opts.secretsKey}),
     teams: createTeamsService(deps, {access, view: (r) => agentView(r, status.pendingFor(r.id), deps.clock.now().getTime())}),
     templates: createTemplatesService(deps, access),
     messages: createMessagesService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings}),
@@ -127,4 +139,9 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     ping: () => deps.store.ping(),
     routePlugins: [],
   }
+}
+
+/** Without a tunnel registry (tests of the domain alone), no broker's byte stream is reachable. */
+const noDuplex = async (brokerId: string): Promise<never> => {
+  throw new AppError('broker_unavailable', `broker ${brokerId} is not connected to this Hub process`)
 }

@@ -354,11 +354,20 @@ export interface BrokerNoncesTable {
   expires_at: string
 }
 
+/** Each agent's block of ports on its broker (migration 0023). */
+export interface AgentPortsTable {
+  agent_id: string
+  broker_id: string
+  first_port: number
+  created_at: string
+}
+
 export interface Database {
   approvals: ApprovalsTable
   agent_events: AgentEventsTable
   notification_deliveries: NotificationDeliveriesTable
   broker_nonces: BrokerNoncesTable
+  agent_ports: AgentPortsTable
   delegation_edges: DelegationEdgesTable
   delegation_adoptions: DelegationAdoptionsTable
   project_annotations: ProjectAnnotationsTable

@@ -4,6 +4,7 @@ import {migrate, type MigrateOptions, type MigrateResult} from './migrate.js'
 import {artifactsRepo} from './repositories/artifacts.js'
 import {agentsRepo} from './repositories/agents.js'
 import {agentEventsRepo} from './repositories/agent-events.js'
+import {agentPortsRepo} from './repositories/agent-ports.js'
 import {approvalsRepo} from './repositories/approvals.js'
 import {brokersRepo} from './repositories/brokers.js'
 import {credentialsRepo} from './repositories/credentials.js'
@@ -20,6 +21,7 @@ import {projectAnnotationsRepo} from './repositories/project-annotations.js'
 import {projectsRepo} from './repositories/projects.js'
 import {templatesRepo} from './repositories/templates.js'
 import {usersRepo} from './repositories/users.js'
+import {replicasRepo} from './repositories/replicas.js'
 import type {Database} from './schema.js'
 
 /** One bulk read: each row, as an array of values, is handed to `onRow` as it is read. */
@@ -51,6 +53,7 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: Arra
   brokers: brokersRepo(db),
   agents: agentsRepo(db, driver, arrays, onAgentEvent),
   agentEvents: agentEventsRepo(db),
+  agentPorts: agentPortsRepo(db),
   approvals: approvalsRepo(db, onAgentEvent),
   templates: templatesRepo(db),
   messages: messagesRepo(db),
@@ -59,6 +62,7 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: Arra
   delegationEdges: delegationEdgesRepo(db),
   delegationAdoptions: delegationAdoptionsRepo(db, arrays),
   locks: locksRepo(db, driver),
+  replicas: replicasRepo(db),
 })
 
 /**

@@ -10,7 +10,7 @@ import type {AgentSettingsSource} from './agent-settings.js'
 import {ACTIVITIES, agentView, PHASES, type AgentView} from './agent-state.js'
 import type {AgentTokens} from './agent-tokens.js'
 import {placeHubCloudIdentity} from './cloud-identity-placement.js'
-import {checkQuotas, chooseBroker} from './dispatch.js'
+import {brokerOfStart, checkQuotas, chooseBroker} from './dispatch.js'
 import {AGENT_ROLES} from './scopes.js'
 import {recordDelegation} from '../delegation/record-edge.js'
 import {reincarnateEdge} from '../delegation/reincarnate.js'
@@ -144,7 +144,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const project = await store.projects.get(projectId)
       const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
       // A child works from its parent's branch: on its parent's broker when that one is online.
-      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: parent?.brokerId ?? projectBroker}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
+      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: parent?.brokerId ?? projectBroker, runtime: input.runtime}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
       await placeHubCloudIdentity(applied, {brokerId, colocatedBrokerId: a.colocatedBrokerId(), repos: store})
       const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}
       // Refused before anything is written: the harness's secrets must all be there.
@@ -231,6 +231,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         deps.logger.warn({agentId: agent.id, err: (failure = (err as Error).message)}, 'stopping a deleted agent failed; the broker reconciles it when it reconnects')
       }
       const deleted = (await store.agents.update(agent.id, {phase: 'stopped', activity: null, deletedAt: now()}, now()))!
+      await store.agentPorts.release(agent.id)
       deps.logger.info({agentId: agent.id, by: ctx.principal.id}, 'agent deleted')
       await pruneDeletedLogs(deps, clock.now())
       deps.telemetry?.({type: 'agent.deleted', agentId: agent.id, attributes: {'project.id': agent.projectId}})
@@ -248,7 +249,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
       if (agent.phase === 'running' && agent.brokerId && a.gateway.isConnected(agent.brokerId)) return view(agent)
       const settings = await a.settings()
-      const brokerId = agent.brokerId && a.gateway.isConnected(agent.brokerId) ? agent.brokerId : await chooseBroker({}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
+      const brokerId = await brokerOfStart(agent, () => chooseBroker({runtime: agent.runtime}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting), a.gateway, store)
       // A stopped or failed agent does not count against the quotas, so starting it again is
       // checked like a create (else create, stop, create, start went over the cap).
       const wasLive = agent.phase !== 'stopped' && agent.phase !== 'error'
@@ -264,6 +265,9 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
     },
 
     async restart(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
+      // Refused before the stop when its broker is gone: a restart never moves an agent.
+      const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
+      await brokerOfStart(agent, async () => '', a.gateway, store)
       await this.stop(ctx, ref, projectRef)
       return this.start(ctx, ref, projectRef, opts)
     },

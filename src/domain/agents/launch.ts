@@ -13,6 +13,7 @@ import type {AgentServiceDeps} from './agents-service.js'
 import {missingNeeds, secretNeeds, type SecretNeed} from './harness-needs.js'
 import {cloneSource} from '../projects/clone-url.js'
 import {maskPatterns, maskText, SECRET_NAME} from './log-masking.js'
+import {agentPortEnv} from '../ports/port-blocks.js'
 
 // Keep at most this much of an agent's output when it ends.
 const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
@@ -131,7 +132,9 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
   async function workspaceRequest(agent: AgentRecord) {
     const project = await store.projects.get(agent.projectId)
     const branch = agentBranch(agent.name)
-    const checkout = project?.localPath && agent.brokerId === a.colocatedBrokerId() ? project.localPath : null
+    // The checkout is on the Hub's host: used by its co-located broker, whichever replica dispatches.
+    const onHubHost = agent.brokerId === a.colocatedBrokerId() || (!!agent.brokerId && (await store.brokers.get(agent.brokerId))?.colocated === true)
+    const checkout = project?.localPath && onHubHost ? project.localPath : null
     const remote = project ? cloneSource(project) : null
     if (!checkout && !remote) return null
     // Teams: a child's branch starts from its parent's branch head, in the parent's repository on
@@ -177,6 +180,8 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
         else env[n.key] = values[n.key]
       }
       const tz = applied(agent, 'defaultTimezone')
+      // Its block of ports on its broker (SVC_PORTS, PORT), the same on every start.
+      const ports = await agentPortEnv(store, agent, now())
       const maxDuration = applied(agent, 'defaultMaxDuration')
       // Reports the harness makes while the broker is still answering (its first hook can come
       // first) are kept as its activity; see firstActivity.
@@ -210,6 +215,7 @@ export function createLauncher(deps: Deps, a: AgentServiceDeps, secretValues: ()
             SVC_AGENT_ID: agent.id,
             SVC_AGENT_NAME: agent.name,
             SVC_PROJECT_ID: agent.projectId,
+            ...ports,
             ...(typeof tz === 'string' && tz ? {TZ: tz} : {}),
           },
         },

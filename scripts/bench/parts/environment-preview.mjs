@@ -1,0 +1,94 @@
+// Environments benchmark, preview part (issue 29): `npm run bench -- environment preview`.
+//
+// A workstation Hub (the built dist: run `npm run build` first) with previews on runs a shell
+// agent on the host's network (`runtimes.local.network: host`), so the same server in the agent
+// is fetched both directly (127.0.0.1:$PORT) and through the Hub's preview
+// (<hub>/agents/<id>/ports/<port>/: the Hub, the broker's tunnel, the broker's connection), in
+// the same run, interleaved:
+// - throughput: a 10 MiB download, BENCH_ROUNDS (7) each way; target >= 0.5x of direct;
+// - latency: a small request, BENCH_REQUESTS (60) each way, each on a new connection as a
+//   browser's first request would be; target median added <= 5 ms.
+// Printed, never asserted.
+import {execFileSync, spawn, spawnSync} from 'node:child_process'
+import {copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import http from 'node:http'
+import {loadavg, tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {performance} from 'node:perf_hooks'
+import {fileURLToPath} from 'node:url'
+import {freePort, requestJson, until} from '../lib.mjs'
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+const ROUNDS = Number(process.env.BENCH_ROUNDS) || 7
+const REQUESTS = Number(process.env.BENCH_REQUESTS) || 60
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/** Time of one GET, body read to the end (no keep-alive: a new connection each time). */
+function timedGet(url, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    http
+      .get(url, {headers, agent: false}, (res) => {
+        let n = 0
+        res.on('data', (c) => (n += c.length))
+        res.on('end', () => (res.statusCode === 200 ? resolve({ms: performance.now() - t0, bytes: n}) : reject(new Error(`${url}: ${res.statusCode}`))))
+      })
+      .on('error', reject)
+  })
+}
+
+const work = mkdtempSync(join(tmpdir(), 'svc-bench-preview-'))
+const home = join(work, 'home')
+const tmuxDir = join(work, 'tmux')
+const checkout = join(work, 'checkout')
+for (const d of [home, join(home, '.svc'), tmuxDir, checkout]) mkdirSync(d, {recursive: true})
+writeFileSync(join(home, '.svc', 'settings.yaml'), 'schema_version: "1"\nauto_expose_ports:\n  enabled: true\nruntimes:\n  local:\n    type: local\n    network: host\n')
+const env = {}
+for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !['NODE_OPTIONS', 'TMUX', 'TMUX_PANE'].includes(k)) env[k] = v
+Object.assign(env, {HOME: home, TMUX_TMPDIR: tmuxDir, NO_COLOR: '1', SVC_SERVER_BROKER_RUNTIME: 'local', DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock'})
+const git = (...args) => execFileSync('git', args, {cwd: checkout, stdio: 'ignore'})
+git('init', '-q', '-b', 'main')
+copyFileSync(join(ROOT, 'test/fixtures/ports/agent-server.cjs'), join(checkout, 'server.cjs'))
+git('add', '-A')
+git('-c', 'user.name=bench', '-c', 'user.email=bench@example.com', 'commit', '-q', '-m', 'init')
+const hubPort = await freePort()
+const url = `http://127.0.0.1:${hubPort}`
+const hub = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'server', 'start', '--port', String(hubPort)], {env: {...env, SVC_SERVER_BROKER_PORT: String(await freePort())}, stdio: ['ignore', 'ignore', openSync(join(work, 'hub.log'), 'w')], detached: true})
+try {
+  await until(() => requestJson('GET', `${url}/healthz`).then(() => true), 60_000, 'the Hub')
+  const token = await until(async () => readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim(), 30_000, 'the dev token')
+  const api = (method, path, body) => requestJson(method, `${url}/api/v1${path}`, {token, body})
+  await until(async () => (await api('GET', '/brokers')).brokers.some((b) => b.colocated && b.connected), 30_000, 'the co-located broker')
+  const {project} = await api('POST', '/projects/register', {name: 'bench', localPath: checkout})
+  const {agent} = await api('POST', '/agents', {name: 'preview', projectId: project.id, harnessConfig: 'shell'})
+  await until(() => api('POST', `/agents/${agent.id}/keys`, {keys: 'node server.cjs $PORT 127.0.0.1 bench\r'}), 30_000, 'the terminal')
+  const port = await until(async () => (await api('GET', `/agents/${agent.id}/ports`)).ports[0]?.port, 30_000, 'the agent listening')
+  const direct = `http://127.0.0.1:${port}`
+  const preview = `${url}/agents/${agent.id}/ports/${port}`
+  const auth = {authorization: `Bearer ${token}`}
+  // Warm both paths (the broker's first connection, the JIT).
+  for (let i = 0; i < 3; i++) await Promise.all([timedGet(`${direct}/big`), timedGet(`${preview}/big`, auth)])
+  const big = {direct: [], preview: []}
+  for (let i = 0; i < ROUNDS; i++) {
+    big.direct.push((await timedGet(`${direct}/big`)).ms)
+    big.preview.push((await timedGet(`${preview}/big`, auth)).ms)
+  }
+  const small = {direct: [], preview: []}
+  for (let i = 0; i < REQUESTS; i++) {
+    small.direct.push((await timedGet(`${direct}/hello`)).ms)
+    small.preview.push((await timedGet(`${preview}/hello`, auth)).ms)
+  }
+  const mib = 10
+  const rate = (ms) => (mib / (ms / 1000)).toFixed(0)
+  const ratio = median(big.direct) / median(big.preview)
+  const added = median(small.preview) - median(small.direct)
+  console.log(`preview: 10 MiB download, ${ROUNDS} rounds each (load ${loadavg()[0].toFixed(2)}): direct median ${median(big.direct).toFixed(0)} ms (${rate(median(big.direct))} MiB/s), through the Hub ${median(big.preview).toFixed(0)} ms (${rate(median(big.preview))} MiB/s): ${ratio.toFixed(2)}x of direct (target >= 0.5x: ${ratio >= 0.5 ? 'met' : 'NOT met'})`)
+  console.log(`preview: small request, ${REQUESTS} each on a new connection: direct median ${median(small.direct).toFixed(2)} ms, through the Hub ${median(small.preview).toFixed(2)} ms: ${added.toFixed(2)} ms added (target <= 5 ms: ${added <= 5 ? 'met' : 'NOT met'})`)
+} finally {
+  if (hub.exitCode === null) {
+    process.kill(-hub.pid, 'SIGTERM')
+    await until(async () => hub.exitCode !== null, 30_000, 'the Hub to stop').catch(() => process.kill(-hub.pid, 'SIGKILL'))
+  }
+  spawnSync('tmux', ['-L', 'svc', 'kill-server'], {env, stdio: 'ignore'})
+  rmSync(work, {recursive: true, force: true, maxRetries: 5})
+}
