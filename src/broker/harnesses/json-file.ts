@@ -3,8 +3,9 @@
  * `opencode.json`, ...): read as an object whatever is there, written whole or not at all, so a
  * harness of a previous run still reading one never sees half of it.
  */
+import {randomBytes} from 'node:crypto'
 import {constants} from 'node:fs'
-import {copyFile, lstat, mkdir, open, readFile, rename, unlink, writeFile} from 'node:fs/promises'
+import {lstat, mkdir, open, rename, unlink, writeFile} from 'node:fs/promises'
 import {basename, dirname} from 'node:path'
 
 /**
@@ -33,6 +34,27 @@ export async function unlinkPlantedLinks(path: string): Promise<void> {
   }
 }
 
+/** Config files of a HOME are small; a bigger one is not read (the broker's memory is not the agent's). */
+const READ_MAX_BYTES = 32 * 1024 * 1024
+
+/**
+ * A regular file of the agent's HOME as text, or null: never through a link, never a FIFO (its
+ * read would hold a thread of the broker for good) or a device, at most READ_MAX_BYTES.
+ */
+async function readRegularFile(path: string): Promise<string | null> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null)
+  if (!fh) return null
+  try {
+    const st = await fh.stat()
+    if (!st.isFile() || st.size > READ_MAX_BYTES) return null
+    return await fh.readFile('utf8')
+  } catch {
+    return null
+  } finally {
+    await fh.close()
+  }
+}
+
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
@@ -42,19 +64,18 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object'
  */
 export async function readJsonObject(path: string): Promise<Record<string, any>> {
   await unlinkPlantedLinks(path)
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch {
-    return {}
-  }
+  const text = await readRegularFile(path)
+  if (text === null) return {}
   try {
     const parsed = JSON.parse(text)
     if (isObject(parsed)) return parsed
   } catch {
     // fall through: keep a copy and start over
   }
-  await copyFile(path, `${path}.svc-unreadable`).catch(() => {})
+  // The copy is a new file: a link the agent planted at that name is removed, never written through.
+  const kept = `${path}.svc-unreadable`
+  await unlink(kept).catch(() => {})
+  await writeFile(kept, text, {mode: 0o600, flag: 'wx'}).catch(() => {})
   return {}
 }
 
@@ -62,8 +83,9 @@ export async function readJsonObject(path: string): Promise<Record<string, any>>
 export async function writeJsonFile(path: string, value: unknown, mode = 0o600): Promise<void> {
   await unlinkPlantedLinks(path)
   await mkdir(dirname(path), {recursive: true})
-  const tmp = `${path}.svc-${process.pid}.tmp`
-  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, {mode})
+  // A new file of an unguessable name: a link planted at a predictable one would be written through.
+  const tmp = `${path}.svc-${process.pid}-${randomBytes(6).toString('hex')}.tmp`
+  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, {mode, flag: 'wx'})
   await rename(tmp, path)
 }
 
