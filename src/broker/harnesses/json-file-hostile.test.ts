@@ -47,3 +47,18 @@ describe("harness JSON files in a hostile agent's HOME", () => {
     expect(readdirSync(dir).filter((n) => n.endsWith('.tmp') && !n.includes(`${process.pid}.tmp`))).toEqual([])
   })
 })
+
+describe('home files written by the broker', () => {
+  it('a FIFO planted at a token file fails the write at once instead of blocking the broker', async () => {
+    const {writeHomeFile} = await import('./json-file.js')
+    const root = mkdtempSync(join(tmpdir(), 'svc-json-hostile-'))
+    try {
+      const file = join(root, 'homes', 'a1', '.svc', 'agent-token')
+      mkdirSync(join(root, 'homes', 'a1', '.svc'), {recursive: true})
+      execFileSync('mkfifo', [file])
+      await expect(writeHomeFile(file, 'svc_agent_x\n')).rejects.toThrow(/ENXIO/)
+    } finally {
+      rmSync(root, {recursive: true, force: true})
+    }
+  })
+})

@@ -41,7 +41,7 @@ const READ_MAX_BYTES = 32 * 1024 * 1024
  * A regular file of the agent's HOME as text, or null: never through a link, never a FIFO (its
  * read would hold a thread of the broker for good) or a device, at most READ_MAX_BYTES.
  */
-async function readRegularFile(path: string): Promise<string | null> {
+export async function readRegularFile(path: string): Promise<string | null> {
   const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null)
   if (!fh) return null
   try {
@@ -109,7 +109,8 @@ export async function writeHomeFile(path: string, content: string, mode = 0o600)
   await unlinkPlantedLinks(path)
   await mkdir(dirname(path), {recursive: true, mode: 0o700})
   await unlinkPlantedLinks(path)
-  const fh = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, mode)
+  // O_NONBLOCK: a FIFO planted here (no reader) fails at once instead of holding a thread of the broker.
+  const fh = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK, mode)
   try {
     await fh.writeFile(content)
   } finally {
