@@ -1,0 +1,129 @@
+import pino from 'pino'
+import WebSocket from 'ws'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {resolveBootstrap} from '../../src/config/bootstrap.js'
+import {iso} from '../../src/domain/shared/clock.js'
+import {createHub, listenHub, type Hub} from '../../src/main.js'
+import {requestJson} from '../../src/client/http.js'
+import {makeRepos, sh, write, type TestRepos} from '../helpers/git-repos.js'
+import {pgAvailable} from '../helpers/hub.js'
+import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
+
+/**
+ * Any replica serves any agent (CONTRACT "Hosted at scale"): two Hub replicas on one PostgreSQL
+ * database; replica A holds the only broker (its co-located one: real tmux, shell agents),
+ * replica B holds none. Every agent operation made through B reaches the agent through A:
+ * create (placed on A's broker), keys, messages, logs, logs follow and attach (WebSockets), diff,
+ * merge, restart, stop and start. From inside the agent, the internal forwarding route of
+ * either replica refuses a call without the replicas' signature.
+ */
+describe.skipIf(!(await pgAvailable()))('replicas: every agent operation through the replica that does not hold its broker [postgres]', {timeout: 180_000}, () => {
+  let a: LiveHub
+  let b: Hub
+  let bUrl: string
+  let repos: TestRepos
+  let agent: {id: string; brokerId: string; workspace: {path: string}}
+
+  const viaB = async (method: string, path: string, body?: unknown) => {
+    const r = await requestJson<any>(method, `${bUrl}${path}`, {token: a.devToken, ...(body !== undefined && {body})}).catch((err) => ({status: err.status ?? 0, body: err}))
+    return r as {status: number; body: any}
+  }
+  const logsViaB = async () => {
+    const res = await fetch(`${bUrl}/api/v1/agents/${agent.id}/logs`, {headers: {authorization: `Bearer ${a.devToken}`}})
+    return {status: res.status, text: await res.text()}
+  }
+  /** A WebSocket to replica B collecting what it receives as text. */
+  const socketViaB = async (path: string) => {
+    const ws = new WebSocket(`${bUrl.replace('http', 'ws')}${path}`, {headers: {authorization: `Bearer ${a.devToken}`}})
+    let text = ''
+    ws.on('message', (d, binary) => {
+      if (binary) text += d.toString()
+    })
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve())
+      ws.once('error', reject)
+      ws.once('unexpected-response', (_q, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))
+    })
+    return {ws, text: () => text}
+  }
+
+  beforeAll(async () => {
+    a = await startLiveHub('postgres')
+    const bootstrap = resolveBootstrap({port: 0}, {...a.env})
+    bootstrap.values['server.broker.enabled'] = false
+    b = await createHub(bootstrap, {env: {...a.env}, logger: pino({level: process.env.SVC_TEST_LOG ?? 'silent'})})
+    bUrl = await listenHub(b, bootstrap)
+    repos = makeRepos()
+    const project = (await a.request('GET', '/api/v1/projects/default')).body.project
+    await a.store.projects.update(project.id, {localPath: repos.checkout}, iso(new Date()))
+    // B learns through the database that A holds the broker.
+    await waitFor(async () => (await viaB('GET', `/api/v1/brokers/${a.brokerId}`)).body.broker?.connected === true, 20_000, 'B sees A\'s broker connected')
+  }, 120_000)
+  afterAll(async () => {
+    await b?.close()
+    await a?.dispose()
+    repos?.dispose()
+  })
+
+  it('create, keys, message, logs, follow, attach, diff, merge, restart, stop and start all work through B', async () => {
+    const created = await viaB('POST', '/api/v1/agents', {name: 'far', projectId: 'default', harnessConfig: 'shell'})
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    agent = created.body.agent
+    expect(agent.brokerId).toBe(a.brokerId)
+    expect(created.body.agent.phase, JSON.stringify(created.body.agent.error)).toBe('running')
+    const seen = (marker: string) => waitFor(async () => (await logsViaB()).text.includes(marker), 20_000, `${marker} in the logs read through B`)
+
+    const follow = await socketViaB(`/api/v1/agents/${agent.id}/logs`)
+    const keys = await viaB('POST', `/api/v1/agents/${agent.id}/keys`, {keys: 'echo keys-$((40+2))\r'})
+    expect(keys.status, JSON.stringify(keys.body)).toBe(200)
+    await seen('keys-42')
+    await waitFor(() => follow.text().includes('keys-42'), 20_000, 'the followed logs through B carry the output')
+    follow.ws.close()
+
+    const msg = await viaB('POST', `/api/v1/agents/${agent.id}/message`, {message: 'echo message-$((50+3))'})
+    expect(msg.status, JSON.stringify(msg.body)).toBe(202)
+    await seen('message-53')
+    await waitFor(async () => (await viaB('GET', `/api/v1/agents/${agent.id}/messages`)).body.messages?.[0]?.delivery === 'delivered', 20_000, 'the message delivered')
+
+    const attach = await socketViaB(`/api/v1/agents/${agent.id}/attach?cols=100&rows=30`)
+    attach.ws.send(Buffer.from('echo attach-$((60+4))\r'), {binary: true})
+    await waitFor(() => attach.text().includes('attach-64'), 20_000, 'typing through an attach on B reaches the agent')
+    attach.ws.close()
+
+    write(agent.workspace.path, 'far.txt', 'made far away\n')
+    sh(agent.workspace.path, 'add', 'far.txt')
+    sh(agent.workspace.path, 'commit', '-qm', 'far work')
+    const diff = await viaB('GET', `/api/v1/agents/${agent.id}/diff`)
+    expect(diff.status, JSON.stringify(diff.body)).toBe(200)
+    expect(JSON.stringify(diff.body)).toContain('far.txt')
+    const merged = await viaB('POST', `/api/v1/agents/${agent.id}/merge`, {strategy: 'squash'})
+    expect(merged.status, JSON.stringify(merged.body)).toBe(200)
+    expect(merged.body.files).toContain('far.txt')
+
+    const restarted = await viaB('POST', `/api/v1/agents/${agent.id}/restart`, {})
+    expect(restarted.status, JSON.stringify(restarted.body)).toBe(200)
+    expect(restarted.body.agent).toMatchObject({phase: 'running', brokerId: a.brokerId})
+    const stopped = await viaB('POST', `/api/v1/agents/${agent.id}/stop`)
+    expect(stopped.body.agent?.phase, JSON.stringify(stopped.body)).toBe('stopped')
+    expect(a.tmux('has-session', '-t', `=svc-${agent.id}`).code).not.toBe(0)
+    const started = await viaB('POST', `/api/v1/agents/${agent.id}/start`)
+    expect(started.body.agent, JSON.stringify(started.body)).toMatchObject({phase: 'running', brokerId: a.brokerId})
+    expect(a.tmux('has-session', '-t', `=svc-${agent.id}`).code).toBe(0)
+  })
+
+  it('from inside the agent, the internal forwarding route of either replica refuses an unsigned or forged call', async () => {
+    const route = `/internal/v1/replicas/brokers/${a.brokerId}/request`
+    const body = JSON.stringify({method: 'agent.keys', params: {agentId: agent.id, input: {literal: 'echo pwned\r'}}})
+    // The agent's own token, and made-up replica headers: the holder answers 401 and types nothing;
+    // replica B is outside the isolated agent's network (000), or would answer 401 the same.
+    const attempt = (base: string, tag: string) =>
+      `curl -s -o /dev/null -w '${tag}=%{http_code}\\n' -X POST -H "authorization: Bearer $SVC_AUTH_TOKEN" -H 'content-type: application/x-svc-forward' ` +
+      `-H 'x-svc-replica: x' -H 'x-svc-timestamp: ${Math.floor(Date.now() / 1000)}' -H 'x-svc-nonce: n' -H 'x-svc-signature: ${'0'.repeat(64)}' --data '${body}' ${base}${route}\r`
+    expect((await viaB('POST', `/api/v1/agents/${agent.id}/keys`, {keys: attempt(a.url, 'holder')})).status).toBe(200)
+    expect((await viaB('POST', `/api/v1/agents/${agent.id}/keys`, {keys: attempt(bUrl, 'other')})).status).toBe(200)
+    await waitFor(async () => /holder=401/.test((await logsViaB()).text) && /other=(401|000)/.test((await logsViaB()).text), 30_000, 'both internal routes answered 401 inside the agent').catch(async (err) => {
+      throw new Error(`${err.message}\n${(await logsViaB()).text.slice(-3000)}`)
+    })
+    expect((await logsViaB()).text).not.toMatch(/^pwned$/m)
+  })
+})
