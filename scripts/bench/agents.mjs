@@ -39,6 +39,7 @@ import {freePort, requestJson} from './lib.mjs'
 
 register()
 const {startAnthropicServer, userText} = await import('../../test/helpers/model-servers/anthropic.ts')
+const {hookLatencyPart} = await import('./parts/hook-latency.mjs')
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'startup,hook,concurrent').split(','))
@@ -361,6 +362,9 @@ try {
     const measured = existsSync(BINARY) ? 'svc hook (dist/svc)' : 'svc hook (bin/run.js)'
     const ratio = median(times.get(measured)) / base
     out(`hook: ${measured} ${ratio.toFixed(2)}x node -e 0 (target <= 2x: ${verdict(ratio <= 2)})${existsSync(BINARY) ? '' : '; dist/svc missing (npm run build:binary): measured through bin/run.js'}`)
+    // The svc hook entry beside a curl one-liner and Claude Code's HTTP hook, 20 at once (parts/hook-latency.mjs).
+    const hookToken = own.SVC_AUTH_TOKEN || readFileSync(own.SVC_AUTH_TOKEN_FILE, 'utf8').trim()
+    await hookLatencyPart({hubUrl: hookEnv.SVC_HUB_ENDPOINT, agentId: agent.id, token: hookToken, cli, baseEnv: env, out})
     await removeAgent(agent.id)
   }
 

@@ -13,6 +13,7 @@ import {AuthFailureThrottle} from '../domain/auth/failure-throttle.js'
 import {installValidation} from './plugins/validation.js'
 import {installMaintenanceGate} from './plugins/maintenance.js'
 import {agentRoutes} from './routes/agents.js'
+import {agentHookRoutes} from './routes/agent-hooks.js'
 import {agentReviewRoutes} from './routes/agent-review.js'
 import {agentTreeRoutes} from './routes/agent-tree.js'
 import {authRoutes} from './routes/auth.js'
@@ -101,8 +102,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     attach: new StreamSlots('attach', limits.attachPerCaller, limits.attachPerAgent).gate,
     logs: new StreamSlots('logs', limits.logsPerCaller, limits.logsPerAgent).gate,
   })
+  agentHookRoutes(app, services.hookReports)
   agentReviewRoutes(app, services.review)
-  agentTreeRoutes(app, services.teams)
+  agentTreeRoutes(app, services.teams, services)
   templateRoutes(app, services.templates)
   await messageRoutes(app, services.messages)
   keysRoutes(app, services.keys)

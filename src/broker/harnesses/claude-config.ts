@@ -11,6 +11,7 @@ import {readJsonObject, writeJsonFile} from './json-file.js'
 import type {LaunchContext} from './types.js'
 import {SVC_MCP_ARGS, SVC_MCP_COMMAND, SVC_MCP_NAME} from './svc-mcp.js'
 import {approvalWaitSeconds, HOOK_TIMEOUT_MARGIN_S} from './permission-hook.js'
+import {claudeHttpHookSettings} from './claude-http-hooks.js'
 
 /** The version whose release notes count as seen (so no "what's new" screen at start). */
 export const CLAUDE_VERSION_SEEN = '2.1.197'
@@ -138,5 +139,6 @@ export async function prepareClaudeHome(ctx: LaunchContext): Promise<void> {
   }
   const realWorkdir = await realpath(ctx.workdir).catch(() => undefined)
   await writeJsonFile(statePath, claudeState(await readJsonObject(statePath), ctx, userState, realWorkdir))
-  await writeJsonFile(settingsPath, claudeSettings(await readJsonObject(settingsPath), ctx.hookCommand, approvalWaitSeconds(ctx.env)))
+  // The tool-call hooks go over HTTP to a loopback Hub, with no process each (claude-http-hooks.ts).
+  await writeJsonFile(settingsPath, claudeHttpHookSettings(claudeSettings(await readJsonObject(settingsPath), ctx.hookCommand, approvalWaitSeconds(ctx.env)), ctx.env))
 }
