@@ -113,6 +113,11 @@ export class PortIngress {
     child.on('exit', () => {
       if (this.forwarders.get(key)?.child === child) this.forwarders.delete(key)
       rmSync(socket, {force: true})
+      // The last forwarder gone (the agents stopped, the broker stops): its directory goes too.
+      if (this.forwarders.size === 0 && this.dir) {
+        rmSync(this.dir, {recursive: true, force: true})
+        this.dir = null
+      }
     })
     this.forwarders.set(key, {child, socket, netns: s.netns!})
     const deadline = Date.now() + 10_000
