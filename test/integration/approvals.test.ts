@@ -173,6 +173,11 @@ describeEachDialect('approvals', (dialect) => {
     expect(allowed).toMatchObject({state: 'allowed', decidedBy: {kind: 'rule', index: 0}})
     const denied = (await ask(helper.id, {tool: 'Bash', summary: 'npm test --force'})).body.approval
     expect(denied).toMatchObject({state: 'denied', decidedBy: {kind: 'rule', index: 1}})
+    // A second command on a new line is judged as sent (not as the one-lined display text):
+    // `npm test*` does not allow it, a person must.
+    const chained = (await ask(helper.id, {tool: 'Bash', summary: 'npm test\nrm -rf /'})).body.approval
+    expect(chained.state).toBe('pending')
+    await decide(chained.id, alice.token)
     // A rule of another harness does not match this (shell) agent.
     const asked = (await ask(helper.id, {tool: 'Bash', summary: 'ls'})).body.approval
     expect(asked.state).toBe('pending')

@@ -4,8 +4,8 @@
  * (`hooks.json`: UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, Stop, Interrupt), which
  * carry the hook's event JSON on stdin.
  */
-import {mkdir, readFile, writeFile} from 'node:fs/promises'
-import {unlinkPlantedLinks} from './json-file.js'
+import {mkdir, readFile} from 'node:fs/promises'
+import {readRegularFile, unlinkPlantedLinks, writeHomeFile} from './json-file.js'
 import {join} from 'node:path'
 import {hooksJson, mergeConfigToml, svcMcpTable, type TomlTable, type TomlValue} from './codex-config.js'
 import {clipLine, toolDetail} from './tool-detail.js'
@@ -67,13 +67,6 @@ export function codexConfig(ctx: LaunchContext): {root: Record<string, TomlValue
   return {root, tables}
 }
 
-async function readOr(path: string, fallback: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8')
-  } catch {
-    return fallback
-  }
-}
 
 async function prepare(ctx: LaunchContext): Promise<void> {
   const dir = codexHome(ctx)
@@ -81,8 +74,10 @@ async function prepare(ctx: LaunchContext): Promise<void> {
   const configPath = join(dir, 'config.toml')
   for (const f of [configPath, join(dir, 'hooks.json')]) await unlinkPlantedLinks(f)
   const {root, tables} = codexConfig(ctx)
-  await writeFile(configPath, mergeConfigToml(await readOr(configPath, ''), root, tables), {mode: 0o600})
-  await writeFile(join(dir, 'hooks.json'), hooksJson(ctx.hookCommand, approvalWaitSeconds(ctx.env)), {mode: 0o600})
+  // The agent writes this HOME: read only a regular file (no FIFO to hang the broker on), write
+  // without following a link (json-file.ts).
+  await writeHomeFile(configPath, mergeConfigToml((await readRegularFile(configPath)) ?? '', root, tables), 0o600)
+  await writeHomeFile(join(dir, 'hooks.json'), hooksJson(ctx.hookCommand, approvalWaitSeconds(ctx.env)), 0o600)
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined)

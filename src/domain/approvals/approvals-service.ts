@@ -150,7 +150,11 @@ export function createApprovalsService(deps: Deps, o: ApprovalsOptions) {
         decidedAt: null,
         reason: null,
       }
-      const rule = ruleDecision(o.rules(), {harness: await o.harnessOf(agent), tool, summary})
+      // Rules judge the command as the harness sent it, not the one-lined display text: a newline
+      // made a space would let `npm test*` allow `npm test\nrm -rf /` (rules.ts never lets an
+      // allow glob match a newline, nor the … of a cut summary).
+      const raw = typeof input.summary === 'string' ? input.summary : ''
+      const rule = ruleDecision(o.rules(), {harness: await o.harnessOf(agent), tool, summary: raw.length > SUMMARY_MAX ? summary : raw})
       if (rule) {
         const decided: ApprovalDto = {...base, state: rule.decision === 'allow' ? 'allowed' : 'denied', decidedBy: {kind: 'rule', index: rule.index}, decidedAt: base.createdAt, reason: rule.decision === 'deny' ? `denied by rule ${rule.index} of approvals.rules` : null}
         await store.approvals.insert(decided, null)
