@@ -129,6 +129,11 @@ export const approvalsRepo = (db: Kysely<Database>, onAgentEvent?: () => void) =
 
   /** The terminal answered: every pending approval of the agent becomes `answered`; returns their IDs. */
   async answerPending(agentId: string, at: string): Promise<string[]> {
+    // Every thinking/idle report of every agent lands here and almost none has a pending
+    // approval: a read first keeps the status path off SQLite's write lock (and PostgreSQL's
+    // row locks) in the common case. A request racing this read is settled by the next report.
+    const any = await db.selectFrom('approvals').select('id').where('agent_id', '=', agentId).where('state', '=', 'pending').limit(1).executeTakeFirst()
+    if (!any) return []
     const rows = await db
       .updateTable('approvals')
       .set({state: 'answered', decided_by: JSON.stringify({kind: 'terminal'}), decided_at: at})
