@@ -4,7 +4,8 @@ import {BaseCommand} from '../src/cli/base-command.js'
 import {projectOrDefault} from '../src/cli/project-ref.js'
 import {agentRoute} from '../src/client/agents-client.js'
 
-type Result = {messageId: string; messageIds?: string[]}
+/** `delivery: 'queued'`: the agent's broker is away; the Hub delivers it when the broker returns. */
+type Result = {messageId: string; messageIds?: string[]; delivery?: string}
 
 /** `--raw` in any form (`--raw`, `--raw=x`, `--RAW`), refused before parsing or any request. */
 export const RAW_FLAG = /^--raw(=.*)?$/i
@@ -38,6 +39,7 @@ The message is pasted into the agent's terminal and Enter pressed. --plain types
   }
 
   protected override human(r: Result): string {
-    return r.messageIds ? `Broadcast ${r.messageId} to ${r.messageIds.length} agent${r.messageIds.length === 1 ? '' : 's'}.` : `Sent message ${r.messageId}.`
+    if (r.messageIds) return `Broadcast ${r.messageId} to ${r.messageIds.length} agent${r.messageIds.length === 1 ? '' : 's'}.`
+    return r.delivery === 'queued' ? `Queued message ${r.messageId}: the agent's broker is away; it is delivered when the broker returns.` : `Sent message ${r.messageId}.`
   }
 }

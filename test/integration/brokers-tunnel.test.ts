@@ -74,7 +74,9 @@ describeEachDialect('brokers: the tunnel', (dialect) => {
     const [start] = b.requests('agent.start')
     expect(start.params).toMatchObject({agentId: r.body.agent.id, name: 'via-tunnel', projectId, harnessConfig: 'shell', task: 'say hi'})
     const env = (start.params as {env: Record<string, string>}).env
-    expect(env).toEqual({SVC_AUTH_TOKEN: expect.stringMatching(/^svc_agt_/), SVC_AGENT_ID: r.body.agent.id, SVC_AGENT_NAME: 'via-tunnel', SVC_PROJECT_ID: projectId})
+    // PORT / SVC_PORTS: the agent's block of ports on its broker (environments.md).
+    expect(env).toEqual({SVC_AUTH_TOKEN: expect.stringMatching(/^svc_agt_/), SVC_AGENT_ID: r.body.agent.id, SVC_AGENT_NAME: 'via-tunnel', SVC_PROJECT_ID: projectId, PORT: expect.stringMatching(/^\d+$/), SVC_PORTS: expect.stringMatching(/^\d+-\d+$/)})
+    expect(env.SVC_PORTS.split('-').map(Number)).toEqual([Number(env.PORT), Number(env.PORT) + 9])
     expect((await broker(b.brokerId)).agents).toBe(1)
 
     // The token handed to the broker is the agent's own credential.
