@@ -46,7 +46,9 @@ export function codexConfig(ctx: LaunchContext): {root: Record<string, TomlValue
     // The agent works unattended in its own work tree and repository; svc's sandbox (bubblewrap,
     // a container) is the boundary. Codex's own Linux sandbox cannot nest inside bubblewrap
     // (verified: it needs a writable /tmp and its helper on PATH). A harness config's args (`-a on-request -s
-    // workspace-write`) override both, and then approvals report waiting_for_input.
+    // workspace-write`) override both: Codex then asks before a command the model wants to run
+    // outside its sandbox, and the PermissionRequest hook makes that ask an approval
+    // (test/e2e/approvals-codex.test.ts). Codex 0.169 has no `untrusted` policy any more.
     approval_policy: 'never',
     sandbox_mode: 'danger-full-access',
     check_for_update_on_startup: false,
