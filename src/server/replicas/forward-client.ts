@@ -1,3 +1,4 @@
+import http from 'node:http'
 import WebSocket from 'ws'
 import {AppError} from '../../api/app-error.js'
 import {ERROR_CODES, type ErrorCode} from '../../api/error-codes.js'
@@ -27,6 +28,47 @@ const unreachable = (brokerId: string, err: unknown, sent: boolean) =>
   new AppError('broker_unavailable', `the replica holding broker ${brokerId} did not answer (${(err as Error).message})`, {sent})
 
 /**
+ * Forwarded requests reuse connections, one pool per holding replica (http.Agent pools per
+ * host:port): a fresh TCP connection, and fetch's own per-call cost, made up most of the added
+ * latency of a call through a replica that does not hold the broker. An idle connection is
+ * closed after IDLE_SOCKET_MS, well inside the holder's idle timeout (60 s), so a pooled
+ * connection is not reused just as the holder closes it.
+ */
+const IDLE_SOCKET_MS = 20_000
+const pool = new http.Agent({keepAlive: true, timeout: IDLE_SOCKET_MS})
+
+/**
+ * One POST; rejects with the error marked `sent` when the request may have reached the holder
+ * (it was written, or the holder did not answer in time), so nothing is retried blind.
+ */
+function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{status: number; text: string}> {
+  return new Promise((resolve, reject) => {
+    let written = false
+    const req = http.request(url, {method: 'POST', agent: pool, headers: {...headers, 'content-length': String(Buffer.byteLength(body))}}, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        clearTimeout(timer)
+        resolve({status: res.statusCode ?? 502, text: Buffer.concat(chunks).toString('utf8')})
+      })
+      res.on('error', fail)
+      res.on('close', () => res.complete || fail(new Error('the answer was cut off')))
+    })
+    const timer = setTimeout(() => {
+      written = true
+      req.destroy(new Error(`no answer in ${timeoutMs} ms`))
+    }, timeoutMs)
+    function fail(err: Error) {
+      clearTimeout(timer)
+      reject(Object.assign(err, {sent: written}))
+    }
+    req.on('finish', () => (written = true))
+    req.on('error', fail)
+    req.end(body)
+  })
+}
+
+/**
  * The calling side of forwarding: a broker request or stream sent to the replica that holds the
  * broker's tunnel, signed for that replica. Errors come back as the holder raised them.
  */
@@ -37,21 +79,16 @@ export function forwardClient(self: {id: () => string; secretsKey: () => Buffer}
     async request<T>(holder: BrokerHolder, method: string, params: unknown, timeoutMs = 30_000): Promise<T> {
       const path = pathOf(FORWARD_REQUEST_PATH, holder.brokerId)
       const body = JSON.stringify({method, params, timeoutMs})
-      let res: Response
+      const headers = {'content-type': FORWARD_CONTENT_TYPE, ...sign(holder.replicaId, 'POST', path, body)}
+      // The holder times the broker out itself; this covers a holder that stops answering.
+      const answer = await post(holder.url + path, headers, body, timeoutMs + 5_000).catch((err: Error & {sent?: boolean}) => {
+        throw unreachable(holder.brokerId, err, err.sent === true)
+      })
+      let parsed: unknown = null
       try {
-        res = await fetch(holder.url + path, {
-          method: 'POST',
-          headers: {'content-type': FORWARD_CONTENT_TYPE, ...sign(holder.replicaId, 'POST', path, body)},
-          body,
-          // The holder times the broker out itself; this covers a holder that stops answering.
-          signal: AbortSignal.timeout(timeoutMs + 5_000),
-        })
-      } catch (err) {
-        // Refused before anything was sent only when the connection itself failed.
-        throw unreachable(holder.brokerId, err, (err as Error).name === 'TimeoutError')
-      }
-      const parsed = await res.json().catch(() => null)
-      if (!res.ok) throw errorFrom(res.status, parsed, holder.brokerId)
+        parsed = JSON.parse(answer.text)
+      } catch {}
+      if (answer.status >= 400) throw errorFrom(answer.status, parsed, holder.brokerId)
       return (parsed as {result: T}).result
     },
 
