@@ -62,6 +62,18 @@ function tables(prefix: string): TcpListener[] {
   return [...parseTcpTable(read(`${prefix}/net/tcp`), 4), ...parseTcpTable(read(`${prefix}/net/tcp6`), 6)]
 }
 
+/**
+ * The listening sockets of the network namespace `pid` is in, when that is still `netns` (null
+ * otherwise): all of them the agent's but `excludePorts` (its forwarders'). Reads only that
+ * namespace's table, so a later reading of an agent known to be in its own namespace costs a
+ * few small files rather than a pass over every process of the host.
+ */
+export function namespaceSockets(pid: number, netns: string, excludePorts: number[]): AgentSockets | null {
+  if (link(`/proc/${pid}/ns/net`) !== netns) return null
+  const excluded = new Set(excludePorts)
+  return {nsPid: pid, netns, listeners: tables(`/proc/${pid}`).filter((l) => !excluded.has(l.port))}
+}
+
 /** The agent's listening sockets, found from its first process. */
 export function agentSockets(root: number, excludePorts: number[]): AgentSockets {
   const tree = processTree(root)
@@ -69,8 +81,7 @@ export function agentSockets(root: number, excludePorts: number[]): AgentSockets
   for (const pid of tree) {
     const ns = link(`/proc/${pid}/ns/net`)
     if (!ns || ns === hostNs) continue
-    const excluded = new Set(excludePorts)
-    return {nsPid: pid, netns: ns, listeners: tables(`/proc/${pid}`).filter((l) => !excluded.has(l.port))}
+    return namespaceSockets(pid, ns, excludePorts)!
   }
   const held = new Set<number>()
   for (const pid of tree) {

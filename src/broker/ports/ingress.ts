@@ -136,7 +136,8 @@ const isSocket = (p: string) => existsSync(p) && statSync(p).isSocket()
 
 function dial(to: net.NetConnectOpts): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const c = net.connect(to)
+    // A request's bytes go at once (a preview's small request waited on Nagle's algorithm).
+    const c = net.connect({...to, noDelay: true})
     c.once('connect', () => {
       c.removeListener('error', reject)
       resolve(c)

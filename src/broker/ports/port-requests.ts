@@ -5,10 +5,10 @@
  * agent-sockets.ts and ingress.ts from the kernel's tables, never from the request beyond the
  * agent's ID and a port number.
  */
-import {existsSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import type {Duplex} from 'node:stream'
 import type {Runtime, RuntimeHandle} from '../runtime.js'
-import {agentSockets, listenedPorts, type AgentSockets} from './agent-sockets.js'
+import {agentSockets, listenedPorts, namespaceSockets, type AgentSockets} from './agent-sockets.js'
 import {PortIngress} from './ingress.js'
 
 export type AgentLookup = (agentId: unknown) => {agentId: string; runtime: Runtime; handle: RuntimeHandle}
@@ -18,6 +18,16 @@ const refusal = (code: string, message: string) => Object.assign(new Error(messa
 /** How long a reading of an agent's sockets serves connections to a port it showed. */
 const FRESH_MS = 2000
 const processAlive = (pid: number) => existsSync(`/proc/${pid}`)
+/** A process's start time (field 22 of `/proc/<pid>/stat`), null once it is gone. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name (field 2) is in parentheses and may hold spaces: count after its last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null
+  } catch {
+    return null
+  }
+}
 
 /** How often forwarders of agents that stopped (or started anew) are looked for. */
 const SWEEP_MS = 30_000
@@ -25,7 +35,9 @@ const SWEEP_MS = 30_000
 export class AgentPorts {
   private readonly ingress = new PortIngress()
   private readonly sweeper: NodeJS.Timeout
-  private readonly cache = new Map<string, {at: number; pid: number; sockets: AgentSockets}>()
+  /** Readings by agent: when, through which first process, and the start of the process seen in its namespace. */
+  private readonly cache = new Map<string, {at: number; pid: number; sockets: AgentSockets; nsStart: string | null}>()
+  private readonly roots = new Map<string, {pid: number; excludePorts: number[]; ref: string; start: string}>()
 
   constructor(private readonly lookup: AgentLookup) {
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_MS)
@@ -66,16 +78,38 @@ export class AgentPorts {
     const a = this.lookup(agentId)
     const cached = this.cache.get(a.agentId)
     if (wanted !== undefined && cached && Date.now() - cached.at < FRESH_MS && cached.sockets.listeners.some((l) => l.port === wanted) && processAlive(cached.pid)) return cached.sockets
+    const proc = await this.firstProcess(a)
+    // In its own network namespace, seen through the same process as before: only that
+    // namespace's table is read again (every listener there is the agent's).
+    const ns = cached?.pid === proc.pid ? cached.sockets : null
+    const again = ns?.nsPid != null && processStart(ns.nsPid) === cached!.nsStart ? namespaceSockets(ns.nsPid, ns.netns!, proc.excludePorts) : null
+    const sockets = again ?? agentSockets(proc.pid, proc.excludePorts)
+    const nsStart = again ? cached!.nsStart : sockets.nsPid === null ? null : processStart(sockets.nsPid)
+    this.cache.set(a.agentId, {at: Date.now(), pid: proc.pid, sockets, nsStart})
+    return sockets
+  }
+
+  /**
+   * The agent's first process as its runtime names it (asking costs a tmux or podman process
+   * each time: most of a preview request's time on a loaded host). It is asked again once that
+   * process is gone, identified by its PID and start time so a PID reused by another process is
+   * never taken for the agent's.
+   */
+  private async firstProcess(a: ReturnType<AgentLookup>): Promise<{pid: number; excludePorts: number[]}> {
+    const known = this.roots.get(a.agentId)
+    if (known && known.ref === a.handle.ref && processStart(known.pid) === known.start) return known
+    this.roots.delete(a.agentId)
     const proc = a.runtime.agentProcess ? await a.runtime.agentProcess(a.handle) : null
     if (!proc) throw refusal('ports_unavailable', `the ports of agent ${a.agentId} cannot be read on its runtime (${a.handle.runtime}) from this broker`)
-    const sockets = agentSockets(proc.pid, proc.excludePorts)
-    this.cache.set(a.agentId, {at: Date.now(), pid: proc.pid, sockets})
-    return sockets
+    const start = processStart(proc.pid)
+    if (start !== null) this.roots.set(a.agentId, {...proc, ref: a.handle.ref, start})
+    return proc
   }
 
   /** Forwarders of agents this broker no longer runs, or whose network is a new one, go. */
   private async sweep(): Promise<void> {
-    for (const [agentId, c] of this.cache) if (Date.now() - c.at > FRESH_MS) this.cache.delete(agentId)
+    for (const [agentId, c] of this.cache) if (!processAlive(c.pid)) this.cache.delete(agentId)
+    for (const [agentId, r] of this.roots) if (processStart(r.pid) !== r.start) this.roots.delete(agentId)
     for (const agentId of this.ingress.agents()) {
       const current = await this.sockets(agentId).catch(() => null)
       this.ingress.keepOnly(agentId, current?.netns ?? null)
