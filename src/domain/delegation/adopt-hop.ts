@@ -36,10 +36,12 @@ export function edgeSummary(e: EdgeRecord): Record<string, unknown> {
  * cause `provenance_adopted` and an adopted row is inserted with the real delegator, delegate,
  * project and role, `system_migration` as source, the V1 ceiling bound to the project, no
  * session or token evidence, and the admin as initiator when an admin commits it.
- * Refuses with `edge_changed` (nothing written) when the row moved on.
+ * Refuses with `edge_changed` (nothing written) when the row moved on. `read` is the original
+ * row when the caller has already read it in this transaction (null: not among the agent's
+ * active edges); the deactivation is conditional on the row being active either way.
  */
-export async function adoptHop(tx: Repos, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null): Promise<AdoptResult> {
-  const original = await tx.delegationEdges.get(hop.edgeId)
+export async function adoptHop(tx: Repos, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null, read?: EdgeRecord | null): Promise<AdoptResult> {
+  const original = read === undefined ? await tx.delegationEdges.get(hop.edgeId) : read
   if (!original || !original.active || classifyEdge(original).kind !== 'unrecorded' || edgeFingerprint(original) !== hop.beforeFingerprint) return {ok: false, reason: 'edge_changed'}
   if (!(await tx.delegationEdges.deactivate(original.id, 'provenance_adopted', now))) return {ok: false, reason: 'edge_changed'}
   const adopted = await tx.delegationEdges.insert({

@@ -51,20 +51,29 @@ const inProjectEdge = (world: World, id: string) => {
 
 /**
  * Re-reads, inside the hop's transaction, what decides the hop beyond its own row: the agent's
- * and its agent delegator's active edges and planner facts. Everything else in `world` was
- * loaded once for the pass and is kept current by the pass's own writes, so a hop costs a few
- * queries, not a `loadWorld`.
+ * and its agent delegators' active edges (one query) and the planner facts of the agent and its
+ * parent (one more). Everything else in `world` was loaded once for the pass and is kept current
+ * by the pass's own writes, so a hop costs two reads, not a `loadWorld`. Answers the agent's
+ * active edges as read, so the write reuses the original row instead of reading it again.
  */
-export async function refreshHop(tx: Repos, world: World, agentId: string): Promise<void> {
-  const setEdges = async (id: string) => {
-    const edges = await tx.delegationEdges.activeFor(id)
-    if (edges.length) world.activeEdges.set(id, edges)
+export async function refreshHop(tx: Repos, world: World, agentId: string): Promise<EdgeRecord[]> {
+  const byAgent = new Map<string, EdgeRecord[]>()
+  for (const e of await tx.delegationEdges.activeWithDelegators(agentId)) {
+    const list = byAgent.get(e.delegateAgentId)
+    if (list) list.push(e)
+    else byAgent.set(e.delegateAgentId, [e])
+  }
+  const setEdges = (id: string) => {
+    const edges = byAgent.get(id)
+    if (edges) world.activeEdges.set(id, edges)
     else world.activeEdges.delete(id)
   }
-  await setEdges(agentId)
+  const own = byAgent.get(agentId) ?? []
+  setEdges(agentId)
+  // Every agent the fresh edges name was read: none found means it has no active edge now.
+  for (const e of own) if (e.delegator.kind === 'agent') setEdges(e.delegator.id)
   const up = inProjectEdge(world, agentId)?.delegator
   const parentId = up?.kind === 'agent' ? up.id : null
-  if (parentId) await setEdges(parentId)
   const ids = parentId ? [agentId, parentId] : [agentId]
   const rows = new Map((await tx.agents.listPlannerAgents(ids)).map((a) => [a.id, a]))
   for (const id of ids) {
@@ -72,6 +81,7 @@ export async function refreshHop(tx: Repos, world: World, agentId: string): Prom
     if (!a) world.agents.delete(id)
     else world.agents.set(id, a)
   }
+  return own
 }
 
 /**
@@ -116,7 +126,7 @@ export interface HopWriteOptions {
  */
 export async function settleHop(tx: Repos, world: World, rec: AdoptionRecord, opts: HopWriteOptions): Promise<HopResult> {
   const agentId = rec.delegateAgentId ?? ''
-  await refreshHop(tx, world, agentId)
+  const own = await refreshHop(tx, world, agentId)
   const v = verdict(rec, planAdoption(chainWorld(world, agentId)))
   const skip = async (reason: SkipReason): Promise<HopResult> => {
     // Conditional on the status read at the start of the pass: never overwrites a taken-over record.
@@ -126,7 +136,7 @@ export async function settleHop(tx: Repos, world: World, rec: AdoptionRecord, op
   if ('skip' in v) return skip(v.skip)
   await opts.beforeHopWrite?.(rec)
   const hop = v.adopt
-  const r = await adoptHop(tx, {edgeId: rec.originalEdgeId ?? '', agentId, projectId: hop.projectId, afterCeiling: hop.afterCeiling ?? [], beforeFingerprint: rec.beforeFingerprint ?? ''}, opts.now, null)
+  const r = await adoptHop(tx, {edgeId: rec.originalEdgeId ?? '', agentId, projectId: hop.projectId, afterCeiling: hop.afterCeiling ?? [], beforeFingerprint: rec.beforeFingerprint ?? ''}, opts.now, null, own.find((e) => e.id === rec.originalEdgeId) ?? null)
   if (!r.ok) return skip(r.reason)
   const afterSummary = edgeSummary(r.adopted)
   const patch = {status: 'adopted', reason: null, adoptedEdgeId: r.adopted.id, actorKind: STARTUP_ACTOR.kind, actorId: STARTUP_ACTOR.id, afterSummary}
