@@ -23,7 +23,7 @@ describeEachDialect('messages', (dialect) => {
 
   const pane = (id: string) => hub.tmux('capture-pane', '-p', '-t', `=svc-${id}:`).stdout
   const inPane = (id: string, line: string, what = line) =>
-    waitFor(() => new RegExp(`^${line}$`, 'm').test(pane(id)), 10_000, what).catch((e) => {
+    waitFor(() => new RegExp(`^${line}$`, 'm').test(pane(id)), 40_000, what).catch((e) => {
       throw new Error(`${e.message}\n${pane(id)}`)
     })
   const send = (id: string, body: unknown, token: string | null = hub.devToken) => hub.request('POST', `/api/v1/agents/${id}/message`, {token, body})
@@ -57,7 +57,7 @@ describeEachDialect('messages', (dialect) => {
     expect(r.status).toBe(202)
     expect(r.body).toEqual({messageId: expect.any(String)})
     await inPane(demo.id, 'hello-by-message')
-    await waitFor(async () => (await history(demo.id)).find((m) => m.id === r.body.messageId)?.delivery === 'delivered', 10_000, 'delivered')
+    await waitFor(async () => (await history(demo.id)).find((m) => m.id === r.body.messageId)?.delivery === 'delivered', 40_000, 'delivered')
     const stored = (await history(demo.id)).find((m) => m.id === r.body.messageId)!
     expect(stored).toMatchObject({agentId: demo.id, projectId: def, sender: {kind: 'user', id: 'dev-user'}, ingress: 'agent_message', body: {text: 'echo hello-by-message', interrupt: false, plain: false}, error: null})
     expect(stored.deliveredAt).toEqual(expect.any(String))
@@ -76,7 +76,7 @@ describeEachDialect('messages', (dialect) => {
 
   it('interrupt sends C-c to a shell agent first: a running sleep 100 stops and the message runs', async () => {
     await send(demo.id, {message: 'sleep 100; echo sleep-finished'})
-    await waitFor(() => hub.tmux('list-panes', '-t', `=svc-${demo.id}:`, '-F', '#{pane_current_command}').stdout.trim() === 'sleep', 10_000, 'sleep running')
+    await waitFor(() => hub.tmux('list-panes', '-t', `=svc-${demo.id}:`, '-F', '#{pane_current_command}').stdout.trim() === 'sleep', 40_000, 'sleep running')
     const started = Date.now()
     const r = await send(demo.id, {message: 'echo after-interrupt', interrupt: true})
     expect(r.status).toBe(202)
