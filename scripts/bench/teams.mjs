@@ -26,6 +26,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const CHILDREN = Number(process.env.BENCH_CHILDREN ?? 10)
 const TREE_RUNS = Number(process.env.BENCH_TREE_RUNS ?? 20)
 const LEVELS = [1, 8, 64, 300, 627]
+// Node flags for the Hub, e.g. BENCH_HUB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+const HUB_NODE_ARGS = (process.env.BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean)
 
 const out = (line) => process.stdout.write(`${line}\n`)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -64,7 +66,7 @@ async function startHub() {
   const hubPort = await freePort()
   const url = `http://127.0.0.1:${hubPort}`
   const logFile = join(work, 'hub.log')
-  const hub = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'server', 'start', '--port', String(hubPort)], {env: {...env, SVC_SERVER_BROKER_PORT: String(await freePort())}, stdio: ['ignore', 'ignore', openSync(logFile, 'w')], detached: true})
+  const hub = spawn(process.execPath, [...HUB_NODE_ARGS, join(ROOT, 'bin', 'run.js'), 'server', 'start', '--port', String(hubPort)], {env: {...env, SVC_SERVER_BROKER_PORT: String(await freePort())}, stdio: ['ignore', 'ignore', openSync(logFile, 'w')], detached: true})
   const stop = async () => {
     if (hub.exitCode === null) {
       process.kill(-hub.pid, 'SIGTERM')

@@ -51,7 +51,7 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
       add(root)
       let level = [root.id]
       for (let depth = 0; level.length && depth < MAX_DEPTH; depth++) {
-        const children = (await store.agents.list({parentIds: level})).filter((c) => !nodes.has(c.id) && c.projectId === root.projectId)
+        const children = (await store.agents.childrenOf(level)).filter((c) => !nodes.has(c.id) && c.projectId === root.projectId)
         for (const c of children) {
           const node = {agent: a.view(c), children: []}
           nodes.set(c.id, node)
