@@ -1,5 +1,7 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../src/cli/base-command.js'
+import {hubEndpoints} from '../src/broker/hub-post.js'
+import {credentialFor} from '../src/cli/credentials.js'
 import {projectOrDefault} from '../src/cli/project-ref.js'
 
 export default class Mcp extends BaseCommand<void> {
@@ -18,7 +20,10 @@ Tools: agent_create, agent_list, agent_get, agent_wait, agent_diff, agent_merge,
     const projectId = projectOrDefault(flags.project, await this.settings())
     // Loaded here: the MCP SDK is only for this command.
     const {serveMcp} = await import('../src/mcp/server.js')
-    await serveMcp({client, projectId}, this.config.version)
+    const {mcpClient} = await import('../src/mcp/failover-client.js')
+    // Inside an agent of several replicas: the URLs its hooks report to, tried in turn.
+    const endpoints = flags.hub ? [] : hubEndpoints(process.env)
+    await serveMcp({client: mcpClient(client, endpoints, credentialFor(client.endpoint)?.token ?? null), projectId}, this.config.version)
   }
 
   protected override human(): null {

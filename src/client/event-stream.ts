@@ -85,9 +85,11 @@ export function openEventStream(url: string, token: string | null, onEvent: (seq
  * Follows agent events, reconnecting with `Last-Event-ID` when the connection drops (after 1 s),
  * so nothing is missed. The first connection's failure rejects; later ones are retried until
  * `close()`. `onConnected` runs after every (re)connection (callers re-read state there).
+ * With several URLs (a deployment's replicas, events in their shared database) the first
+ * connection tries each in turn and a failed reconnection moves on to the next.
  */
 export async function followAgentEvents(
-  url: string,
+  url: string | string[],
   token: string | null,
   onEvent: (e: AgentEventDto) => void,
   onConnected: () => Promise<void> | void = () => {},
@@ -99,7 +101,17 @@ export async function followAgentEvents(
     if (seq) last = seq
     onEvent(e)
   }
-  current = await openEventStream(url, token, handler)
+  const urls = typeof url === 'string' ? [url] : url
+  let at = 0
+  for (;;) {
+    try {
+      current = await openEventStream(urls[at], token, handler)
+      break
+    } catch (err) {
+      if (at === urls.length - 1 || (err as AppError).code !== 'hub_unreachable') throw err
+      at++
+    }
+  }
   await onConnected()
   const loop = async () => {
     while (!closed && current) {
@@ -108,7 +120,8 @@ export async function followAgentEvents(
       while (!closed && !current) {
         await new Promise((r) => setTimeout(r, 1000))
         if (closed) break
-        current = await openEventStream(url, token, handler, last).catch(() => null)
+        current = await openEventStream(urls[at], token, handler, last).catch(() => null)
+        if (!current) at = (at + 1) % urls.length
       }
       if (current && closed) current.close()
     }
