@@ -90,7 +90,9 @@ async function withDeployment(brokers, fn) {
     // B sees every broker connected (held by A, reached through it).
     await until(async () => (await api(1, 'GET', '/api/v1/brokers')).brokers.filter((b) => ids.includes(b.id) && b.connected).length === ids.length, 90_000, 'brokers seen by B')
     const project = (await api(0, 'POST', '/api/v1/projects/register', {name: 'bench'})).project
-    return await fn({api, urls, ids, project, pidA: hubs[0].c.pid})
+    // A project holds at most quotas.max_agents_per_project (100) agents: more go to more projects.
+    const projectFor = async (n) => (await api(0, 'POST', '/api/v1/projects/register', {name: `bench-${n}`})).project
+    return await fn({api, urls, ids, project, projectFor, pidA: hubs[0].c.pid})
   } finally {
     for (const p of procs.reverse()) await p.stop()
     for (const d of stateDirs) spawnSync('tmux', ['-L', 'svc', 'kill-server'], {env: {...process.env, TMUX_TMPDIR: d}})
@@ -129,10 +131,15 @@ export async function keysThroughOtherReplica({runs = 3, calls = 100} = {}) {
 
 const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
 
+/** Agents per project in the section below, within the default quota of 100. */
+const PER_PROJECT = 100
+
 /** Section: many shell agents over several brokers, through both replicas. */
 export async function agentsOverBrokers({agents = 200, brokers = 4} = {}) {
   out(`== ${agents} shell agents over ${brokers} brokers, created through A and B in turn (load ${loadAverage()})`)
-  await withDeployment(brokers, async ({api, ids, project, pidA}) => {
+  await withDeployment(brokers, async ({api, ids, projectFor, pidA}) => {
+    const projects = []
+    for (let n = 0; n * PER_PROJECT < agents; n++) projects.push(await projectFor(n))
     const rssBefore = rssKb(pidA)
     const times = []
     let next = 0
@@ -140,7 +147,7 @@ export async function agentsOverBrokers({agents = 200, brokers = 4} = {}) {
       while (next < agents) {
         const i = next++
         const t0 = performance.now()
-        const {agent} = await api(i % 2, 'POST', '/api/v1/agents', {name: `s${i}`, projectId: project.id, harnessConfig: 'shell'})
+        const {agent} = await api(i % 2, 'POST', '/api/v1/agents', {name: `s${i}`, projectId: projects[Math.floor(i / PER_PROJECT)].id, harnessConfig: 'shell'})
         if (agent.phase !== 'running') throw new Error(`agent s${i} is ${agent.phase}: ${agent.error}`)
         times.push(performance.now() - t0)
       }
