@@ -124,7 +124,7 @@ describe('svc hook: a bad Hub never blocks or fails the harness', () => {
       const out = await runCaptured(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`)
       expect(connected).toBe(1)
       expect(out.exitCode).toBe(0)
-      expect(out.stderr).toMatch(/svc hook: status report failed: timed out/)
+      expect(out.stderr).toMatch(/svc hook: status report to \S+ failed: timed out/)
       // Not a performance bound: proves the POST is bounded at all (without the hook's timeout
       // handler it waits for ever and hits the test timeout). Node's default agent's 5 s socket
       // timeout would end it too, so this does not pin POST_TIMEOUT_MS itself.
@@ -143,7 +143,7 @@ describe('svc hook: a bad Hub never blocks or fails the harness', () => {
     await new Promise((r) => probe.close(r))
     const out = await runCaptured(`http://127.0.0.1:${port}`)
     expect(out.exitCode).toBe(0)
-    expect(out.stderr).toMatch(/svc hook: status report failed: .*ECONNREFUSED/)
+    expect(out.stderr).toMatch(/svc hook: status report to \S+ failed: .*ECONNREFUSED/)
     expect(out.ms).toBeLessThan(10_000)
   }, 20_000)
 

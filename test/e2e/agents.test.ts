@@ -165,7 +165,7 @@ describe('svc agent, broker and status against a workstation Hub', {timeout: 180
     const hookEnv = {SVC_AGENT_ID: own.SVC_AGENT_ID, SVC_HUB_ENDPOINT: own.SVC_HUB_ENDPOINT, SVC_AUTH_TOKEN_FILE: own.SVC_AUTH_TOKEN_FILE}
     const hook = await svc(['hook', 'claude', 'Stop'], hookEnv, JSON.stringify({hook_event_name: 'Stop', session_id: 's1'}))
     expect(hook.code, hook.stderr).toBe(0)
-    expect(hook.stderr).toMatch(/status report failed/)
+    expect(hook.stderr).toMatch(/status report to \S+ failed/)
     const kept = join(dirname(own.SVC_AUTH_TOKEN_FILE), 'status-pending.json')
     expect(JSON.parse(readFileSync(kept, 'utf8'))).toMatchObject({activity: 'idle', turns: 1})
     server = await startServerProcess([], serverEnv, 60_000, {port: server.port})

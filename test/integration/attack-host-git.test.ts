@@ -147,7 +147,7 @@ describe('attacks on the host through git, from inside a sandboxed agent', () =>
     const token = await agentToken(mallory.id)
     const restarted = await hub.request('POST', `/api/v1/agents/${mallory.id}/restart`, {token, body: {}})
     expect(restarted.status, JSON.stringify(restarted.body)).toBe(200)
-    await waitFor(async () => (await hub.request('POST', `/api/v1/agents/${mallory.id}/keys`, {body: {keys: 'true\r'}})).status === 200, 20_000, 'the restarted terminal')
+    await waitFor(async () => (await hub.request('POST', `/api/v1/agents/${mallory.id}/keys`, {body: {keys: 'true\r'}})).status === 200, 60_000, 'the restarted terminal')
     expect(await typed(mallory.id, `cat ${join(hubSvc, 'dev-token')} >/dev/null; echo "token-rc=$?"`, 'token-rc')).not.toBe('0')
     // The broker's state directory lies under it here, so the directory itself may show as the
     // empty parent of the agent's own mounts: none of the Hub's files is in it.
