@@ -16,7 +16,7 @@ export interface FakeBrokerHub extends LiveHub {
  * Registers, joins and connects one more hand-driven broker (not the Hub's co-located one). It
  * answers start, stop and logs like a real broker; the caller closes it.
  */
-export async function joinFakeBroker(hub: LiveHub, name: string): Promise<FakeBroker> {
+export async function joinFakeBroker(hub: LiveHub, name: string, hello: {runtimes?: string[]} = {}): Promise<FakeBroker> {
   const r = await hub.request('POST', '/api/v1/brokers/register', {body: {name}})
   const j = await hub.request('POST', '/api/v1/brokers/join', {body: {joinToken: r.body.joinToken}, token: null})
   const fake = new FakeBroker(hub.url, j.body.brokerId, j.body.secret)
@@ -26,7 +26,7 @@ export async function joinFakeBroker(hub: LiveHub, name: string): Promise<FakeBr
     if (method === 'agent.stop') return {log: Buffer.from(`final output of ${params.agentId}\n`).toString('base64')}
     return {}
   }
-  await fake.connect()
+  await fake.connect(hello)
   await waitFor(() => hub.tunnels.isConnected(fake.brokerId), 5000, `broker ${name} connected`)
   return fake
 }

@@ -143,7 +143,7 @@ export class FakeBroker {
     readonly secret: string,
   ) {}
 
-  async connect(hello: {agents?: string[]; capabilities?: string[]; workspaces?: string[]} = {}): Promise<void> {
+  async connect(hello: {agents?: string[]; capabilities?: string[]; workspaces?: string[]; runtimes?: string[]} = {}): Promise<void> {
     const url = new URL(TUNNEL_PATH, this.hubUrl)
     url.protocol = 'ws:'
     this.ws = new WebSocket(url, {headers: signRequest(this.brokerId, this.secret, 'GET', TUNNEL_PATH, '')})
@@ -164,7 +164,7 @@ export class FakeBroker {
       this.ws.once('error', reject)
       this.ws.once('unexpected-response', (_req, res) => reject(new Error(`tunnel refused: ${res.statusCode}`)))
     })
-    this.send({t: 'evt', event: 'hello', data: {version: '1', capabilities: hello.capabilities ?? ['agents', 'logs', 'attach'], runtimes: ['local'], agents: hello.agents ?? [], ...(hello.workspaces && {workspaces: hello.workspaces})}})
+    this.send({t: 'evt', event: 'hello', data: {version: '1', capabilities: hello.capabilities ?? ['agents', 'logs', 'attach'], runtimes: hello.runtimes ?? ['local'], agents: hello.agents ?? [], ...(hello.workspaces && {workspaces: hello.workspaces})}})
   }
 
   send(msg: TunnelMessage) {

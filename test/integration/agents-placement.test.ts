@@ -59,14 +59,19 @@ describeEachDialect('agents: placement across brokers', (dialect) => {
     expect([await brokerOf('x1'), await brokerOf('x2'), await brokerOf('x3')]).toEqual([hub.fake.brokerId, others[0].brokerId, hub.fake.brokerId])
   })
 
-  it('a runtime no online broker has is 503 broker_unavailable naming it; a runtime it has is placed', async () => {
+  it('an asked-for runtime goes to a broker already running it, else to any (which builds it); none online is 503', async () => {
     hub = await startFakeBrokerHub(dialect)
-    const r = await create('pod', {runtime: 'podman'})
+    others = [await joinFakeBroker(hub, 'b2', {runtimes: ['podman']})]
+    // The default broker runs local only; the one running podman takes a podman agent.
+    expect((await create('pod', {runtime: 'podman'})).body.agent.brokerId).toBe(others[0].brokerId)
+    // Nobody runs docker yet: the preferred (default) broker is asked to build it.
+    expect((await create('dock', {runtime: 'docker'})).body.agent.brokerId).toBe(hub.fake.brokerId)
+    await gone(others[0])
+    await gone(hub.fake)
+    const r = await create('none', {runtime: 'podman'})
     expect(r.status).toBe(503)
     expect(r.body.error.code).toBe('broker_unavailable')
-    expect(r.body.error.message).toMatch(/runtime podman/)
-    expect((await hub.request('GET', '/api/v1/agents?projectId=default')).body.agents).toHaveLength(0)
-    expect((await create('loc', {runtime: 'local'})).status).toBe(201)
+    expect((await hub.request('GET', '/api/v1/projects/default/agents/none')).status).toBe(404)
   })
 
   it('start and restart never move an agent: its broker gone is 503 naming it, and a restart stops nothing', async () => {

@@ -20,7 +20,7 @@ export interface PlacementInput {
 
 /**
  * The broker a new agent goes to (placement): the one asked for; else, among the online brokers
- * that can run it (capability `agents`, and its runtime when one is asked for), the preferred
+ * that can run it (capability `agents`; those already running an asked-for runtime first), the preferred
  * one (project's default, then the Hub's `default_runtime_broker` or, without one, its
  * co-located broker) when under `max_agents_per_broker`, else the least loaded under the cap
  * (with the cap not enforced, past it: the least loaded of all).
@@ -56,12 +56,13 @@ async function pickBroker(input: PlacementInput, settings: AgentSettings, gatewa
     return b.id
   }
   const runtime = input.runtime ?? null
-  const able = (await repos.brokers.list()).filter(
-    (b) => gateway.isConnected(b.id) && gateway.capabilities(b.id)?.includes('agents') && (!runtime || !RUNTIME_TYPES.has(runtime) || b.runtimes.includes(runtime)),
-  )
-  if (!able.length) {
-    throw new AppError('broker_unavailable', `no runtime broker${runtime ? ` that can run runtime ${runtime}` : ''} is online to run this agent: start one with \`svc broker start\`, or pass --broker`)
-  }
+  const online = (await repos.brokers.list()).filter((b) => gateway.isConnected(b.id) && gateway.capabilities(b.id)?.includes('agents'))
+  if (!online.length) throw new AppError('broker_unavailable', 'no runtime broker is online to run this agent: start one with `svc broker start`, or pass --broker')
+  // A broker's `runtimes` are those it runs now (its default, its agents'), not all it could:
+  // any broker builds an asked-for runtime at the start and refuses one its host lacks
+  // (runtime_unavailable). Brokers already running it come first; when none does, any may.
+  const running = runtime && RUNTIME_TYPES.has(runtime) ? online.filter((b) => b.runtimes.includes(runtime)) : online
+  const able = running.length ? running : online
   const load = new Map<string, number>()
   for (const b of able) load.set(b.id, await repos.agents.countActive({brokerId: b.id}))
   const {maxAgentsPerBroker, enforceBrokerQuotas} = settings.quotas
