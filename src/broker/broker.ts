@@ -20,6 +20,9 @@ import {writeTemplateFiles} from './template-files.js'
 import {TunnelClient, type StreamIo} from './tunnel-client.js'
 import {AgentPorts} from './ports/port-requests.js'
 import {hubEndpointEnv, replicaEnv} from './hub-post.js'
+import {BrokerError, BrokerRuntimes, type SelectedRuntimeRef} from './broker-runtimes.js'
+
+export type {SelectedRuntimeRef}
 
 export const BROKER_VERSION = '1'
 // Keep at most this much output when an agent ends (sent to the Hub to archive).
@@ -56,24 +59,6 @@ export interface BrokerOptions {
   telemetry?: (type: string, attributes: Record<string, string | number | boolean>) => void
 }
 
-/** A runtime with the name, settings entry and environment it was selected with. */
-export interface SelectedRuntimeRef {
-  runtime: Runtime
-  runtimeName: string
-  settings: RuntimeSettings
-  env?: Record<string, string>
-}
-
-class BrokerError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message)
-  }
-}
-
-
 /**
  * A runtime broker: runs agents on its runtime as the Hub commands through the tunnel, reports
  * their liveness, and tells the Hub when a session ends (with its output).
@@ -88,15 +73,16 @@ export class Broker {
   )
   private readonly limits: AgentLimits
   private readonly ports = new AgentPorts((id) => ((a) => ({agentId: a.agentId, runtime: this.runtimeOf(a), handle: a.handle}))(this.agent(id)))
-  /** The runtime (and its environment) new agents start on; `setRuntime` replaces it. */
-  private current: SelectedRuntimeRef
-  /** Every runtime this broker has used, by name and entry: agents keep the runtime they started on. */
-  private readonly built = new Map<string, Runtime>()
+  /** The default runtime new agents start on, and the one each agent started on. */
+  private readonly runtimes: BrokerRuntimes
 
   constructor(readonly opts: BrokerOptions) {
     mkdirSync(opts.stateDir, {recursive: true, mode: 0o700})
-    this.current = {runtime: opts.runtime, env: opts.runtimeEnv, runtimeName: opts.runtimeName ?? opts.runtime.type, settings: opts.runtimeSettings ?? {type: opts.runtime.type}}
-    this.built.set(builtKey(this.current.runtimeName, this.current.settings), opts.runtime)
+    this.runtimes = new BrokerRuntimes({
+      initial: {runtime: opts.runtime, env: opts.runtimeEnv, runtimeName: opts.runtimeName ?? opts.runtime.type, settings: opts.runtimeSettings ?? {type: opts.runtime.type}},
+      createRuntime: opts.createRuntime,
+      resolveRuntime: opts.resolveRuntime,
+    })
     this.registry = new AgentRegistry(opts.stateDir)
     this.limits = new AgentLimits({
       stateDir: opts.stateDir,
@@ -149,63 +135,29 @@ export class Broker {
 
   /** The runtime new agents start on. */
   get runtime(): Runtime {
-    return this.current.runtime
+    return this.runtimes.current.runtime
   }
 
   /**
    * Switches the runtime for agents started from now on (settings `runtimes` / `profiles` saved).
-   * Running agents stay where they are, reached through the runtime of their handle's type.
+   * Running agents stay where they are, reached through the runtime they started on.
    */
   setRuntime(runtime: Runtime, env?: Record<string, string>, name?: string, settings?: RuntimeSettings) {
-    this.current = {runtime, env, runtimeName: name ?? runtime.type, settings: settings ?? {type: runtime.type}}
-    this.built.set(builtKey(this.current.runtimeName, this.current.settings), runtime)
+    this.runtimes.setCurrent({runtime, env, runtimeName: name ?? runtime.type, settings: settings ?? {type: runtime.type}})
   }
 
   /** The default runtime's name (a `runtimes` name or a type). */
   get runtimeName(): string {
-    return this.current.runtimeName
+    return this.runtimes.current.runtimeName
   }
 
   /** Types this broker runs agents on: the default first (shown by `svc broker get`), then those of running agents. */
   runtimeTypes(): string[] {
-    return [...new Set([this.current.runtime.type, ...this.registry.all().map((a) => a.handle.runtime)])]
+    return [...new Set([this.runtime.type, ...this.registry.all().map((a) => a.handle.runtime)])]
   }
 
-  /**
-   * The runtime an agent started on, from what the registry recorded; never the current default
-   * (a local handle given to the podman runtime is how agents used to be orphaned).
-   */
   private runtimeOf(a: RunningAgent): Runtime {
-    const name = a.runtimeName ?? a.handle.runtime
-    const settings = a.runtimeSettings ?? {type: a.handle.runtime}
-    return this.runtimeBuilt(name, settings)
-  }
-
-  private runtimeBuilt(name: string, settings: RuntimeSettings): Runtime {
-    const key = builtKey(name, settings)
-    let rt = this.built.get(key)
-    if (rt) return rt
-    if (this.opts.createRuntime) rt = this.opts.createRuntime(name, settings)
-    else rt = [...this.built.values()].find((r) => r.type === settings.type)
-    if (!rt) throw new BrokerError('runtime_unavailable', `runtime ${JSON.stringify(name)} (${settings.type}) is not available on this broker`)
-    this.built.set(key, rt)
-    return rt
-  }
-
-  /** The runtime a start uses: the one the Hub names (the agent's first), else the default. */
-  private runtimeForStart(requested: string | undefined): SelectedRuntimeRef {
-    if (!requested || requested === this.current.runtimeName) return this.current
-    let sel: SelectedRuntimeRef
-    try {
-      sel = this.opts.resolveRuntime ? this.opts.resolveRuntime(requested) : {runtime: this.runtimeBuilt(requested, {type: requested}), runtimeName: requested, settings: {type: requested}}
-    } catch (err) {
-      throw new BrokerError('runtime_unavailable', `this agent runs on runtime ${JSON.stringify(requested)}, which this broker cannot use now: ${(err as Error).message}`)
-    }
-    const key = builtKey(sel.runtimeName, sel.settings)
-    const known = this.built.get(key)
-    if (known) return {...sel, runtime: known}
-    this.built.set(key, sel.runtime)
-    return sel
+    return this.runtimes.of(a)
   }
 
   get connected(): boolean {
@@ -281,7 +233,7 @@ export class Broker {
   private async startAgent(p: StartParams) {
     const existing = this.registry.get(p.agentId)
     if (existing) await this.runtimeOf(existing).stop(existing.handle)
-    const {runtime, env: runtimeEnv, runtimeName, settings: runtimeSettings} = this.runtimeForStart(p.runtime)
+    const {runtime, env: runtimeEnv, runtimeName, settings: runtimeSettings} = this.runtimes.forStart(p.runtime)
     const launched = await launchAgent(p, {stateDir: this.opts.stateDir, hubUrl: this.tunnel.hubUrl, runtime, runtimeEnv: {...runtimeEnv, ...replicaEnv(this.hubUrls)}, writeTemplateFiles})
     const {handle} = launched
     const startedAt = new Date().toISOString()
@@ -410,5 +362,3 @@ export class Broker {
     throw new BrokerError('unsupported_method', `this broker does not support ${method}`)
   }
 }
-
-const builtKey = (name: string, settings: RuntimeSettings) => JSON.stringify([name, settings])
