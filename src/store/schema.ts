@@ -1,6 +1,7 @@
 import type {Generated} from 'kysely'
 import type {AgentEventsTable, NotificationDeliveriesTable} from './schema-events.js'
 import type {ApprovalsTable} from './schema-approvals.js'
+import type {DelegationAdoptionsTable, DelegationEdgesTable} from './schema-delegation.js'
 
 /**
  * Table types. Portable column types on both dialects: text IDs, ISO-8601 text timestamps
@@ -307,48 +308,6 @@ export interface ProjectAnnotationsTable {
   updated_at: string
 }
 
-export interface DelegationEdgesTable {
-  id: string
-  delegate_agent_id: string
-  project_id: string
-  delegator_kind: string
-  delegator_id: string
-  role: string
-  provenance_version: number
-  source_credential_kind: string | null
-  ceiling: string | null
-  ceiling_policy: string | null
-  ceiling_project_id: string | null
-  active: number
-  deactivation_cause: string | null
-  initiator_kind: string | null
-  initiator_id: string | null
-  created_at: string
-  updated_at: string
-}
-
-export interface DelegationAdoptionsTable {
-  id: string
-  status: string
-  reason: string | null
-  origin: string
-  original_edge_id: string | null
-  adopted_edge_id: string | null
-  before_fingerprint: string | null
-  project_id: string | null
-  delegate_agent_id: string | null
-  depth: number
-  actor_kind: string | null
-  actor_id: string | null
-  after_summary: string | null
-  reverted_by_kind: string | null
-  reverted_by_id: string | null
-  reverted_at: string | null
-  revert_summary: string | null
-  created_at: string
-  updated_at: string
-}
-
 export interface BrokerNoncesTable {
   nonce: string
   expires_at: string
@@ -399,3 +358,4 @@ export interface Database {
 
 export type {Generated}
 export type {AgentEventsTable, NotificationDeliveriesTable} from './schema-events.js'
+export type {DelegationAdoptionsTable, DelegationEdgesTable} from './schema-delegation.js'
