@@ -29,13 +29,13 @@
 // Targets are printed, never asserted. BENCH_HUB_PROF=<dir> writes a CPU profile of the Hub
 // (and its co-located broker) there when it stops.
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync} from 'node:fs'
-import http from 'node:http'
+import {existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {register} from 'tsx/esm/api'
-import {freePort, requestJson} from './lib.mjs'
+import {freePort, requestJson, treeRssKb as rssWithout, until} from './lib.mjs'
+import {requestRelay, START_STEPS, startMarks, watchExec} from './parts/agent-start-marks.mjs'
 
 register()
 const {startAnthropicServer, userText} = await import('../../test/helpers/model-servers/anthropic.ts')
@@ -59,162 +59,9 @@ const pct = (xs, p) => (xs.length ? sorted(xs)[Math.min(xs.length - 1, Math.ceil
 const median = (xs) => pct(xs, 50)
 const ms = (x) => `${Number.isFinite(x) ? x.toFixed(0) : '-'} ms`
 const verdict = (ok) => (ok ? 'met' : 'MISSED')
+/** The Hub and broker's RSS (kB), without tmux, the agents' shells and Claude Code. */
+const harnessFreeRssKb = (pid) => rssWithout(pid, /^(tmux|claude|bash|sh|git)/)
 
-async function until(fn, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn().catch(() => undefined)
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(50)
-  }
-}
-
-/** Each process's parent, from /proc. */
-function parents() {
-  const byPid = new Map()
-  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-      byPid.set(Number(d), {ppid: Number(stat.split(') ')[1].split(' ')[1]), stat})
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return byPid
-}
-
-/**
- * When the process named `name` under `rootPid` (null: `rootPid` itself) was started, as epoch ms (from its start time in
- * clock ticks after boot, /proc/<pid>/stat field 22; 100 ticks a second here), or undefined.
- */
-function processStartedAt(rootPid, name) {
-  const procs = parents()
-  const bootMs = Date.now() - Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000
-  const under = (pid) => {
-    for (let p = pid; p > 1; p = procs.get(p)?.ppid ?? 0) if (p === rootPid) return true
-    return false
-  }
-  for (const [pid, {stat}] of procs) {
-    if (!under(pid) || (name === null ? pid !== rootPid : !stat.includes(`(${name})`))) continue
-    return bootMs + Number(stat.split(') ')[1].split(' ')[19]) * 10
-  }
-  return undefined
-}
-
-/** Resident memory (kB) of a process and its descendants, without tmux and the harnesses. */
-function treeRssKb(pid) {
-  const children = new Map()
-  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-      const ppid = Number(stat.split(') ')[1].split(' ')[1])
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)])
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let total = 0
-  const walk = (p) => {
-    try {
-      const status = readFileSync(`/proc/${p}/status`, 'utf8')
-      const name = /^Name:\s*(\S+)/m.exec(status)?.[1] ?? ''
-      if (/^(tmux|claude|bash|sh|git)/.test(name)) return
-      total += Number(/^VmRSS:\s*(\d+)/m.exec(status)?.[1] ?? 0)
-    } catch {
-      return
-    }
-    for (const c of children.get(p) ?? []) walk(c)
-  }
-  walk(pid)
-  return total
-}
-
-/**
- * When each step of an agent's start began, as epoch ms, from what it leaves behind (no tracing
- * in svc itself): the CLI's request reaching a loopback relay in front of the Hub, the birth of
- * the agent's repository (`git init`), its record (written when the repository is complete), the
- * tmux log file (made just before `tmux new-session`), the start of the session's process (/proc,
- * 10 ms clock), and the moment Claude Code's program replaced the launcher chain in that process
- * tree (seen by watchExec).
- */
-function startMarks(stateDir, agentId, panePid, requestAt, harnessAt) {
-  const born = (p) => (existsSync(p) ? statSync(p).birthtimeMs : NaN)
-  const changed = (p) => (existsSync(p) ? statSync(p).mtimeMs : NaN)
-  return {
-    request: requestAt ?? NaN,
-    repository: born(join(stateDir, 'repos', `${agentId}.git`)),
-    record: changed(join(stateDir, 'repos', `${agentId}.json`)),
-    tmux: born(join(stateDir, 'logs', `svc-${agentId}.log`)),
-    session: processStartedAt(panePid, null) ?? NaN,
-    harness: harnessAt ?? NaN,
-  }
-}
-
-/** The steps between the marks (startMarks), in order, named for what runs in them. */
-const START_STEPS = [
-  ['CLI start (spawn to its request at the Hub)', 'spawn', 'request'],
-  ['Hub, broker tunnel, checkout checks', 'request', 'repository'],
-  ["agent's repository (git init to record)", 'repository', 'record'],
-  ['HOME, harness config, sandbox prep', 'record', 'tmux'],
-  ['tmux new-session', 'tmux', 'session'],
-  ['env file, bwrap, network forwarders, nice', 'session', 'harness'],
-]
-
-/**
- * Watches for the exec of Claude Code under a broker's work trees: a process's start time in
- * /proc is its fork (the launcher chain bwrap, sh, nice execs in place), so the moment `claude`
- * replaced it is seen by looking, every 2 ms, at the program name of each new process whose
- * working directory is an agent's work tree. Answers {stop(): epoch ms of the first seen, or undefined}.
- */
-function watchExec(workspacesDir, minPid) {
-  const candidates = new Set()
-  const dropped = new Set()
-  let seenAt
-  let timer
-  const look = () => {
-    for (const d of readdirSync('/proc')) {
-      const pid = Number(d)
-      if (!(pid > minPid) || candidates.has(pid) || dropped.has(pid)) continue
-      try {
-        if (readlinkSync(`/proc/${pid}/cwd`).startsWith(workspacesDir)) candidates.add(pid)
-        else dropped.add(pid)
-      } catch {
-        dropped.add(pid)
-      }
-    }
-    for (const pid of candidates) {
-      try {
-        if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'claude') return (seenAt = Date.now())
-      } catch {
-        candidates.delete(pid)
-      }
-    }
-    timer = setTimeout(look, 2)
-  }
-  look()
-  return {
-    stop: () => (clearTimeout(timer), seenAt),
-    seen: () => seenAt,
-  }
-}
-
-/** A relay in front of the Hub that notes when each `POST /api/v1/agents` arrives. */
-async function requestRelay(hubUrl) {
-  const arrivals = []
-  const target = new URL(hubUrl)
-  const server = http.createServer((req, res) => {
-    if (req.method === 'POST' && req.url === '/api/v1/agents') arrivals.push(Date.now())
-    const up = http.request({host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers}, (r) => {
-      res.writeHead(r.statusCode, r.headers)
-      r.pipe(res)
-    })
-    up.on('error', (err) => res.destroy(err))
-    req.pipe(up)
-  })
-  await new Promise((r) => server.listen(0, '127.0.0.1', r))
-  return {url: `http://127.0.0.1:${server.address().port}`, arrivals, close: () => new Promise((r) => server.close(r))}
-}
 
 /**
  * Part 1: RUNS agents created one at a time with `svc agent create` (through a relay that notes
@@ -370,7 +217,7 @@ try {
 
   // 3. AGENTS concurrent Claude Code agents: activity changes seen through GET.
   if (PARTS.has('concurrent')) {
-    const rssBefore = treeRssKb(hub.pid)
+    const rssBefore = harnessFreeRssKb(hub.pid)
     // Each conversation: a `sleep 2` tool call, then a closing answer; the first answer held 1 s.
     model.respond((body) => (/"type":"tool_result"/.test(JSON.stringify(body.messages ?? [])) ? {text: 'Slept.'} : {tool: {name: 'Bash', input: {command: 'sleep 2', description: 'wait'}}, delayMs: 1000}))
     const agents = []
@@ -394,7 +241,7 @@ try {
       polls.push(poll(a))
     }
     await Promise.all(polls)
-    const rssAfter = treeRssKb(hub.pid)
+    const rssAfter = harnessFreeRssKb(hub.pid)
     const lags = {thinking: [], executing: [], idle: []}
     for (const a of agents) {
       const reqs = model.mainRequests().filter((r) => userText(r.body).includes(a.marker))
