@@ -1,20 +1,10 @@
-import {existsSync} from 'node:fs'
 import {homedir} from 'node:os'
-import {join} from 'node:path'
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base-command.js'
 import {credentialFor} from '../../src/cli/credentials.js'
 import {AppError} from '../../src/api/app-error.js'
+import {defaultStateDir} from '../../src/broker/identity.js'
 
-/**
- * The default state directory: `~/.svc/broker-<host of the first URL>`, unless one of another
- * given URL already holds an identity (the same broker, started with its list in another order
- * or with a URL added).
- */
-function defaultStateDir(home: string, hubUrls: string[]): string {
-  const dirs = hubUrls.map((u) => join(home, '.svc', `broker-${new URL(u).host.replace(/[^A-Za-z0-9.-]/g, '_')}`))
-  return dirs.find((d) => existsSync(join(d, 'identity.json'))) ?? dirs[0]
-}
 
 export default class BrokerStart extends BaseCommand<null> {
   static override description = `Run a runtime broker in the foreground until SIGINT or SIGTERM.

@@ -1,4 +1,4 @@
-import {chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 /**
@@ -33,4 +33,14 @@ export function saveIdentity(stateDir: string, id: BrokerIdentity): void {
   writeFileSync(tmp, JSON.stringify(id, null, 2) + '\n', {mode: 0o600})
   renameSync(tmp, file)
   chmodSync(file, 0o600)
+}
+
+/**
+ * A broker's default state directory: `<home>/.svc/broker-<host of the first URL>`, unless that
+ * of another given URL already holds an identity (the same broker, started with its list in
+ * another order or with a URL added).
+ */
+export function defaultStateDir(home: string, hubUrls: string[]): string {
+  const dirs = hubUrls.map((u) => join(home, '.svc', `broker-${new URL(u).host.replace(/[^A-Za-z0-9.-]/g, '_')}`))
+  return dirs.find((d) => existsSync(join(d, 'identity.json'))) ?? dirs[0]
 }
