@@ -12,6 +12,7 @@
 import {randomBytes} from 'node:crypto'
 import {lstatSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
+import {NO_REPLICA_STATUSES, NOT_SENT_CODES} from '../api/replica-failover.js'
 import {agentToken, hubEndpoints, hubPost, readSmallFile} from './hub-post.js'
 import type {HookReport, SessionUsage} from './harnesses/types.js'
 
@@ -43,11 +44,6 @@ export type Answer = number | null | 'unanswered'
 
 export type PostReport = (env: NodeJS.ProcessEnv, report: StatusReport) => Promise<Answer>
 
-/** Errors that mean the request never reached the Hub. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
-
-/** Answers of a load balancer or proxy with no replica behind it: another URL may do better. */
-const NO_REPLICA = new Set([502, 503, 504])
 
 /**
  * POSTs one report; resolves what became of it. With several Hub URLs (a deployment's
@@ -68,12 +64,12 @@ export async function postReport(env: NodeJS.ProcessEnv, report: StatusReport): 
     const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/status`, endpoint)
     try {
       const status = (await hubPost(url, token, JSON.stringify({...body, heartbeat: true}), POST_TIMEOUT_MS)).status
-      if (!NO_REPLICA.has(status)) return status
+      if (!NO_REPLICA_STATUSES.has(status)) return status
       if (answer !== 'unanswered') answer = status
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       process.stderr.write(`svc hook: status report to ${endpoint} failed: ${(err as Error).message}\n`)
-      if (!(code && NOT_SENT.has(code))) {
+      if (!(code && NOT_SENT_CODES.has(code))) {
         answer = 'unanswered'
         body = {...body, turnEnded: undefined}
       }

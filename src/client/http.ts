@@ -27,8 +27,6 @@ export const UNREACHABLE_HINT = 'is it running? Start one with `svc server start
 /** The `hub_unreachable` error for a failed connection to `origin`; `cause` is the socket's error code or message. */
 export const hubUnreachable = (origin: string, cause: string) => new AppError('hub_unreachable', `cannot reach the Hub at ${origin} (${cause}): ${UNREACHABLE_HINT}`, {endpoint: origin, cause})
 
-/** Socket errors of a connection that never opened: the request was not sent, so another Hub URL may take it. */
-export const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'])
 
 /**
  * One JSON request over node:http (global fetch costs over 100 ms per short-lived process).

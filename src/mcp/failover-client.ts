@@ -1,12 +1,11 @@
 import type {AgentEventDto} from '../api/agent-event.js'
 import {AppError} from '../api/app-error.js'
 import {followAgentEvents} from '../client/event-stream.js'
-import {NOT_SENT_CODES, type RequestOptions} from '../client/http.js'
+import {NO_REPLICA_STATUSES, NOT_SENT_CODES} from '../api/replica-failover.js'
+import type {RequestOptions} from '../client/http.js'
 import {HubClient} from '../client/hub-client.js'
 import type {Progress} from '../client/transfer.js'
 
-/** A proxy's answer with no replica behind it (no Hub error envelope): `internal_error` carrying the status. */
-const NO_REPLICA = new Set([502, 503, 504])
 
 /**
  * May a call that failed at one Hub URL go to the next? When it was never sent (the connection
@@ -18,7 +17,7 @@ export function mayTryNext(err: unknown, method: string): boolean {
   const cause = err.details?.cause
   if (err.code === 'hub_unreachable' && typeof cause === 'string' && NOT_SENT_CODES.has(cause)) return true
   if (method !== 'GET') return false
-  return err.code === 'hub_unreachable' || (err.code === 'internal_error' && NO_REPLICA.has(Number(err.details?.status)))
+  return err.code === 'hub_unreachable' || (err.code === 'internal_error' && NO_REPLICA_STATUSES.has(Number(err.details?.status)))
 }
 
 /**
