@@ -6,7 +6,6 @@ import type {RequestOptions} from '../client/http.js'
 import {HubClient} from '../client/hub-client.js'
 import type {Progress} from '../client/transfer.js'
 
-
 /**
  * May a call that failed at one Hub URL go to the next? When it was never sent (the connection
  * did not open), whatever the call; a read (GET) also when it went unanswered or a proxy found no

@@ -1,16 +1,10 @@
-import {execFileSync} from 'node:child_process'
+import {existsSync, readFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
-import {tmuxAt, waitFor} from '../helpers/live-hub.js'
-import {startAnthropicServer, userText, type AnthropicServer} from '../helpers/model-servers/anthropic.js'
-
-const BIN_DIR = fileURLToPath(new URL('../../node_modules/.bin', import.meta.url))
-const KEY = 'sk-ant-e2e-key-for-the-scripted-server-0123456789'
+import {startClaudeHub, type ClaudeHub} from '../helpers/claude-hub.js'
+import {waitFor} from '../helpers/live-hub.js'
+import {userText, type AnthropicServer} from '../helpers/model-servers/anthropic.js'
 
 /**
  * Issue 28's done-when for Claude Code: a real `svc server start` whose co-located broker runs
@@ -21,33 +15,21 @@ const KEY = 'sk-ant-e2e-key-for-the-scripted-server-0123456789'
  * once per request a person had to answer.
  */
 describe('approvals with the claude harness', {timeout: 600_000}, () => {
-  const root = mkdtempSync(join(tmpdir(), 'svc-e2e-approvals-'))
-  const home = join(root, 'home')
-  const tmuxDir = join(root, 'tmux')
-  const checkout = join(root, 'checkout')
+  let hub: ClaudeHub
   let model: AnthropicServer
-  let server: RunningServer
-  let env: NodeJS.ProcessEnv
-  let token: string
   let agent: {id: string; workspace: {path: string}}
   let hooks: Server
   const deliveries: any[] = []
-  const tmux = (...args: string[]) => tmuxAt(tmuxDir, args)
-  const pane = () => tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout
-  const svc = (args: string[]) => runCli(args, {env, cwd: checkout, timeoutMs: 90_000})
-  const git = (...args: string[]) => execFileSync('git', args, {cwd: checkout, encoding: 'utf8', env: {...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com'}})
-  const api = async (path: string) => {
-    const res = await fetch(`${server.url}${path}`, {headers: {authorization: `Bearer ${token}`}})
-    if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`)
-    return res.json()
-  }
+  const pane = () => hub.tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout
+  const svc = (args: string[]) => hub.svc(args)
+  const api = (path: string) => hub.api(path)
   const until = async <T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 90_000): Promise<T> => {
     try {
       return await waitFor(read, timeoutMs, what)
     } catch (err) {
       const seen = agent ? JSON.stringify((await api(`/api/v1/agents/${agent.id}`).catch(() => null))?.agent, null, 1) : ''
       const approvals = agent ? JSON.stringify((await api(`/api/v1/agents/${agent.id}/approvals`).catch(() => null))?.approvals) : ''
-      const logs = agent ? await fetch(`${server.url}/api/v1/agents/${agent.id}/logs`, {headers: {authorization: `Bearer ${token}`}}).then((r) => r.text()).catch(() => '') : ''
+      const logs = agent ? await fetch(`${hub.server.url}/api/v1/agents/${agent.id}/logs`, {headers: {authorization: `Bearer ${hub.token}`}}).then((r) => r.text()).catch(() => '') : ''
       throw new Error(`${(err as Error).message}\nagent: ${seen}\napprovals: ${approvals}\nlogs:\n${logs.slice(-3000)}\npane:\n${agent ? pane() : ''}`)
     }
   }
@@ -58,8 +40,6 @@ describe('approvals with the claude harness', {timeout: 600_000}, () => {
   }, `idle after turn ${turns}`, 240_000)
 
   beforeAll(async () => {
-    for (const d of [home, tmuxDir, checkout, join(home, '.svc')]) mkdirSync(d, {recursive: true})
-    model = await startAnthropicServer()
     hooks = createServer((req, res) => {
       let raw = ''
       req.on('data', (d) => (raw += d))
@@ -70,37 +50,16 @@ describe('approvals with the claude harness', {timeout: 600_000}, () => {
     })
     await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r))
     const hooksUrl = `http://127.0.0.1:${(hooks.address() as {port: number}).port}/hook`
-    writeFileSync(
-      join(home, '.svc', 'settings.yaml'),
-      `schema_version: "1"\nserver:\n  notification_channels:\n    - type: webhook\n      url: ${hooksUrl}\n      allow_private: true\n      events: [approval_requested]\n` +
-        `approvals:\n  rules:\n    - {tool: Bash, match: "npm test*", decision: allow}\n` +
-        `harness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n`,
-    )
-    git('init', '-q', '-b', 'main')
-    writeFileSync(join(checkout, 'README.md'), '# demo\n')
-    git('add', '-A')
-    git('commit', '-q', '-m', 'init')
-    const serverEnv = cliEnv(home, {
-      PATH: `${BIN_DIR}:${process.env.PATH}`,
-      TMUX_TMPDIR: tmuxDir,
-      SVC_SERVER_BROKER_PORT: String(await freePort()),
-      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
-      CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
+    hub = await startClaudeHub('approvals', {
+      settings: () =>
+        `server:\n  notification_channels:\n    - type: webhook\n      url: ${hooksUrl}\n      allow_private: true\n      events: [approval_requested]\n` +
+        `approvals:\n  rules:\n    - {tool: Bash, match: "npm test*", decision: allow}\n`,
     })
-    server = await startServerProcess([], serverEnv, 60_000)
-    env = {...serverEnv, SVC_HUB_ENDPOINT: server.url}
-    token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
-    const reg = await svc(['project', 'register', '--json'])
-    expect(reg.code, reg.stderr + reg.stdout).toBe(0)
+    model = hub.model
   })
   afterAll(async () => {
-    const pids = tmux('list-panes', '-a', '-F', '#{pane_pid}').stdout.split('\n').filter(Boolean)
-    await server?.stop()
-    tmux('kill-server')
-    await waitFor(() => pids.every((pid) => !existsSync(`/proc/${pid}`)), 15_000, 'the harness processes to exit').catch(() => {})
-    await model?.close()
+    await hub?.stop()
     hooks?.close()
-    rmSync(root, {recursive: true, force: true, maxRetries: 10, retryDelay: 200})
   })
 
   it('svc agent approve lets the Bash command run, through the hook (no key sent)', async () => {

@@ -110,8 +110,9 @@ export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv,
  * `tmuxDir`, the co-located broker listens on a free port. `serverEnv` restarts it;
  * `env` adds SVC_HUB_ENDPOINT for `runCli`.
  */
-export async function startLocalRuntimeServer(home: string, tmuxDir: string): Promise<{server: RunningServer; serverEnv: NodeJS.ProcessEnv; env: NodeJS.ProcessEnv}> {
+export async function startLocalRuntimeServer(home: string, tmuxDir: string, extra: Record<string, string> = {}): Promise<{server: RunningServer; serverEnv: NodeJS.ProcessEnv; env: NodeJS.ProcessEnv}> {
   const serverEnv = cliEnv(home, {
+    ...extra,
     TMUX_TMPDIR: tmuxDir,
     SVC_SERVER_BROKER_PORT: String(await freePort()),
     // The test names its runtime: the engines of the machine must not decide.
