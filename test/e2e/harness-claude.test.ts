@@ -1,17 +1,14 @@
 import {execFileSync, spawn} from 'node:child_process'
 import {createHmac} from 'node:crypto'
 import {createServer, type Server} from 'node:http'
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {BIN, cliEnv, freePort, runCli, startServerProcess, type RunningServer} from '../helpers/cli.js'
-import {tmuxAt, waitFor} from '../helpers/live-hub.js'
-import {startAnthropicServer, userText, type AnthropicServer} from '../helpers/model-servers/anthropic.js'
+import {BIN, type RunningServer} from '../helpers/cli.js'
+import {CLAUDE_KEY as KEY, startClaudeHub, type ClaudeHub} from '../helpers/claude-hub.js'
+import {waitFor} from '../helpers/live-hub.js'
+import {userText, type AnthropicServer} from '../helpers/model-servers/anthropic.js'
 
-const BIN_DIR = fileURLToPath(new URL('../../node_modules/.bin', import.meta.url))
-const KEY = 'sk-ant-e2e-key-for-the-scripted-server-0123456789'
 const WEBHOOK_SECRET = 'e2e-webhook-secret'
 
 /**
@@ -23,10 +20,8 @@ const WEBHOOK_SECRET = 'e2e-webhook-secret'
  * receives that event once, signed, and `svc agent get` shows the session's tokens and cost.
  */
 describe('svc agent with the claude harness on a workstation Hub', {timeout: 300_000}, () => {
-  const root = mkdtempSync(join(tmpdir(), 'svc-e2e-claude-'))
-  const home = join(root, 'home')
-  const tmuxDir = join(root, 'tmux')
-  const checkout = join(root, 'checkout')
+  let hub: ClaudeHub
+  let checkout: string
   let model: AnthropicServer
   let server: RunningServer
   let env: NodeJS.ProcessEnv
@@ -34,10 +29,8 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
   let agent: {id: string; workspace?: {path: string; branch: string}}
   let hooks: Server
   const deliveries: Array<{headers: Record<string, string | string[] | undefined>; raw: string}> = []
-  const tmux = (...args: string[]) => tmuxAt(tmuxDir, args)
-  const pane = () => tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout
-  const svc = (args: string[], opts: {cwd?: string} = {}) => runCli(args, {env, cwd: opts.cwd ?? checkout, timeoutMs: 90_000})
-  const git = (...args: string[]) => execFileSync('git', args, {cwd: checkout, encoding: 'utf8', env: {...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com'}})
+  const pane = () => hub.tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout
+  const svc = (args: string[], opts: {cwd?: string} = {}) => hub.svc(args, opts)
   const get = async () => {
     const res = await fetch(`${server.url}/api/v1/agents/${agent.id}`, {headers: {authorization: `Bearer ${token}`}})
     if (!res.ok) throw new Error(`GET agent: ${res.status} ${await res.text()}`)
@@ -57,8 +50,6 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
   }
 
   beforeAll(async () => {
-    for (const d of [home, tmuxDir, checkout, join(home, '.svc')]) mkdirSync(d, {recursive: true})
-    model = await startAnthropicServer()
     hooks = createServer((req, res) => {
       let raw = ''
       req.on('data', (d) => (raw += d))
@@ -69,36 +60,14 @@ describe('svc agent with the claude harness on a workstation Hub', {timeout: 300
     })
     await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r))
     const hooksUrl = `http://127.0.0.1:${(hooks.address() as {port: number}).port}/hook`
-    writeFileSync(
-      join(home, '.svc', 'settings.yaml'),
-      `schema_version: "1"\nserver:\n  notification_channels:\n    - type: webhook\n      url: ${hooksUrl}\n      allow_private: true\n      events: [waiting_for_input]\n      secret: ${WEBHOOK_SECRET}\n` +
-        `harness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n`,
-    )
-    git('init', '-q', '-b', 'main')
-    writeFileSync(join(checkout, 'README.md'), '# demo\n')
-    git('add', '-A')
-    git('commit', '-q', '-m', 'init')
-    const serverEnv = cliEnv(home, {
-      PATH: `${BIN_DIR}:${process.env.PATH}`,
-      TMUX_TMPDIR: tmuxDir,
-      SVC_SERVER_BROKER_PORT: String(await freePort()),
-      DOCKER_HOST: 'unix:///nonexistent/docker.sock',
-      CONTAINER_HOST: 'unix:///nonexistent/podman.sock',
+    hub = await startClaudeHub('claude', {
+      settings: () => `server:\n  notification_channels:\n    - type: webhook\n      url: ${hooksUrl}\n      allow_private: true\n      events: [waiting_for_input]\n      secret: ${WEBHOOK_SECRET}\n`,
     })
-    server = await startServerProcess([], serverEnv, 60_000)
-    env = {...serverEnv, SVC_HUB_ENDPOINT: server.url}
-    token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
-    const reg = await svc(['project', 'register', '--json'])
-    expect(reg.code, reg.stderr + reg.stdout).toBe(0)
+    ;({checkout, model, server, env, token} = hub)
   })
   afterAll(async () => {
-    const pids = tmux('list-panes', '-a', '-F', '#{pane_pid}').stdout.split('\n').filter(Boolean)
-    await server?.stop()
-    tmux('kill-server')
-    await waitFor(() => pids.every((pid) => !existsSync(`/proc/${pid}`)), 15_000, 'the harness processes to exit').catch(() => {})
-    await model?.close()
+    await hub?.stop()
     hooks?.close()
-    rmSync(root, {recursive: true, force: true, maxRetries: 10, retryDelay: 200})
   })
 
   it('svc agent create fix --harness claude: thinking, executing (tool named), waiting_for_input on a permission prompt, the file in its worktree, idle', async () => {
