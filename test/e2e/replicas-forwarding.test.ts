@@ -1,3 +1,5 @@
+import {copyFileSync} from 'node:fs'
+import {join} from 'node:path'
 import pino from 'pino'
 import WebSocket from 'ws'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -9,13 +11,25 @@ import {makeRepos, sh, write, type TestRepos} from '../helpers/git-repos.js'
 import {pgAvailable} from '../helpers/hub.js'
 import {startLiveHub, waitFor, type LiveHub} from '../helpers/live-hub.js'
 
+/** An answer held open: `first` at once, `last` when /release is asked for. */
+const HOLD_SERVER = `const http = require('node:http')
+let release = () => {}
+http.createServer((req, res) => {
+  if (req.url === '/release') return release(), res.end('ok')
+  res.writeHead(200, {'content-type': 'text/plain'})
+  res.write('first\\n')
+  release = () => res.end('last\\n')
+}).listen(Number(process.argv[2]), '127.0.0.1')
+`
+
 /**
  * Any replica serves any agent (CONTRACT "Hosted at scale"): two Hub replicas on one PostgreSQL
  * database; replica A holds the only broker (its co-located one: real tmux, shell agents),
  * replica B holds none. Every agent operation made through B reaches the agent through A:
  * create (placed on A's broker), keys, messages, logs, logs follow and attach (WebSockets), diff,
- * merge, restart, stop and start. From inside the agent, the internal forwarding route of
- * either replica refuses a call without the replicas' signature.
+ * merge, restart, stop and start; and previews of its ports (HTTP and WebSocket, streamed through
+ * A's tunnel). From inside the agent, the internal forwarding route of either replica refuses a
+ * call without the replicas' signature.
  */
 describe.skipIf(!(await pgAvailable()))('replicas: every agent operation through the replica that does not hold its broker [postgres]', {timeout: 180_000}, () => {
   let a: LiveHub
@@ -48,7 +62,8 @@ describe.skipIf(!(await pgAvailable()))('replicas: every agent operation through
   }
 
   beforeAll(async () => {
-    a = await startLiveHub('postgres')
+    // Previews on (auto_expose_ports.enabled); B reads the same settings file (a's HOME).
+    a = await startLiveHub('postgres', {files: {'.svc/settings.yaml': 'schema_version: "1"\nauto_expose_ports:\n  enabled: true\n'}})
     const bootstrap = resolveBootstrap({port: 0}, {...a.env})
     bootstrap.values['server.broker.enabled'] = false
     b = await createHub(bootstrap, {env: {...a.env}, logger: pino({level: process.env.SVC_TEST_LOG ?? 'silent'})})
@@ -125,5 +140,61 @@ describe.skipIf(!(await pgAvailable()))('replicas: every agent operation through
       throw new Error(`${err.message}\n${(await logsViaB()).text.slice(-3000)}`)
     })
     expect((await logsViaB()).text).not.toMatch(/^pwned$/m)
+  })
+
+  it('previews an agent\'s port through B: HTTP (a 10 MiB body streamed, a POST body) and a WebSocket echo, authorized like reading the agent', async () => {
+    const created = await viaB('POST', '/api/v1/agents', {name: 'web', projectId: 'default', harnessConfig: 'shell'})
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    const web = created.body.agent
+    expect(web.brokerId).toBe(a.brokerId)
+    copyFileSync(join(__dirname, '../fixtures/ports/agent-server.cjs'), join(web.workspace.path, 'server.cjs'))
+    write(web.workspace.path, 'hold.cjs', HOLD_SERVER)
+    const servers = 'node server.cjs $PORT 127.0.0.1 web & node hold.cjs $((PORT+1)) &\r'
+    await waitFor(async () => (await viaB('POST', `/api/v1/agents/${web.id}/keys`, {keys: servers})).status === 200, 20_000, 'the servers started through B')
+    const [listed] = await waitFor(async () => {
+      const r = await viaB('GET', `/api/v1/agents/${web.id}/ports`)
+      return r.body.ports?.length === 2 ? (r.body.ports as {port: number; url: string}[]) : undefined
+    }, 30_000, 'the agent\'s ports listed through B')
+    expect(listed.url).toBe(`${bUrl}/agents/${web.id}/ports/${listed.port}/`)
+    const auth = {authorization: `Bearer ${a.devToken}`}
+
+    const page = await fetch(`${listed.url}hello?x=1`, {headers: auth})
+    const text = await page.text()
+    expect(page.status, text).toBe(200)
+    expect(page.headers.get('content-security-policy')).toContain('sandbox')
+    expect(text).toContain('hello from web')
+    expect(text).toContain('GET /hello?x=1')
+    expect(text).toContain('auth=-')
+    const posted = await (await fetch(`${listed.url}form`, {method: 'POST', headers: auth, body: 'a=1&b=2'})).text()
+    expect(posted).toContain('a=1&b=2')
+    const big = await fetch(`${listed.url}big`, {headers: auth})
+    expect((await big.arrayBuffer()).byteLength).toBe(10 * 1024 * 1024)
+    // Streamed, not buffered: the first line of an answer the agent's server holds open arrives
+    // through B before the server is told (by a second request) to finish it.
+    const held = await fetch(`${bUrl}/agents/${web.id}/ports/${listed.port + 1}/hold`, {headers: auth})
+    const reader = held.body!.getReader()
+    const first = await Promise.race([reader.read(), new Promise<never>((_r, reject) => setTimeout(() => reject(new Error('the first line did not come through B before the end')), 15_000))])
+    expect(Buffer.from(first.value!).toString()).toBe('first\n')
+    expect((await fetch(`${bUrl}/agents/${web.id}/ports/${listed.port + 1}/release`, {headers: auth})).status).toBe(200)
+    let rest = ''
+    for (let r = await reader.read(); !r.done; r = await reader.read()) rest += Buffer.from(r.value).toString()
+    expect(rest).toBe('last\n')
+
+    const echoed = await new Promise<string>((resolve, reject) => {
+      const ws = new WebSocket(`${listed.url.replace('http', 'ws')}ws`, {headers: auth})
+      ws.once('open', () => ws.send('ping'))
+      ws.once('message', (data) => {
+        resolve(data.toString())
+        ws.close()
+      })
+      ws.once('error', reject)
+      ws.once('unexpected-response', (_q, res) => reject(new Error(`upgrade answered ${res.statusCode}`)))
+    })
+    expect(echoed).toBe('echo:web:ping')
+
+    // Authorized on B as on A: no credential 401; a port the agent does not listen on 404 (A's
+    // broker's refusal, carried back through A).
+    expect((await fetch(`${listed.url}hello`)).status).toBe(401)
+    expect((await fetch(`${bUrl}/agents/${web.id}/ports/${listed.port + 5}/hello`, {headers: auth})).status).toBe(404)
   })
 })

@@ -1,5 +1,6 @@
-import http from 'node:http'
-import WebSocket from 'ws'
+import http, {type IncomingMessage} from 'node:http'
+import type {Duplex} from 'node:stream'
+import WebSocket, {createWebSocketStream} from 'ws'
 import {AppError} from '../../api/app-error.js'
 import {ERROR_CODES, type ErrorCode} from '../../api/error-codes.js'
 import {StreamEnd} from '../../api/tunnel-streams.js'
@@ -9,6 +10,8 @@ import {signForReplica} from './replica-auth.js'
 
 export const FORWARD_REQUEST_PATH = '/internal/v1/replicas/brokers/:brokerId/request'
 export const FORWARD_STREAM_PATH = '/internal/v1/replicas/brokers/:brokerId/stream'
+/** A flow-controlled byte stream (an agent's port, for previews and `svc agent forward`). */
+export const FORWARD_DUPLEX_PATH = '/internal/v1/replicas/brokers/:brokerId/duplex'
 /** Forwarded requests' body type: read as text, so the signature is checked over the bytes sent. */
 export const FORWARD_CONTENT_TYPE = 'application/x-svc-forward'
 
@@ -26,6 +29,25 @@ function errorFrom(status: number, body: unknown, brokerId: string): AppError {
 
 const unreachable = (brokerId: string, err: unknown, sent: boolean) =>
   new AppError('broker_unavailable', `the replica holding broker ${brokerId} did not answer (${(err as Error).message})`, {sent})
+
+/** The holder's refusal of a WebSocket upgrade (its error envelope), as an AppError. */
+function refusal(res: IncomingMessage, brokerId: string): Promise<AppError> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    res.on('data', (c: Buffer) => chunks.push(c))
+    res.on('error', () => resolve(errorFrom(res.statusCode ?? 502, null, brokerId)))
+    res.on('end', () => {
+      let body: unknown = null
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString())
+      } catch {}
+      resolve(errorFrom(res.statusCode ?? 502, body, brokerId))
+    })
+  })
+}
+
+/** The op of a forwarded stream or duplex, in its query (signed with the path). */
+const opQuery = (method: string, params: unknown) => `op=${Buffer.from(JSON.stringify({method, params})).toString('base64url')}`
 
 /**
  * Forwarded requests reuse connections, one pool per holding replica (http.Agent pools per
@@ -93,8 +115,7 @@ export function forwardClient(self: {id: () => string; secretsKey: () => Buffer}
     },
 
     openStream(holder: BrokerHolder, method: string, params: unknown, timeoutMs = 15_000): Promise<TunnelStream> {
-      const op = Buffer.from(JSON.stringify({method, params})).toString('base64url')
-      const path = `${pathOf(FORWARD_STREAM_PATH, holder.brokerId)}?op=${op}`
+      const path = `${pathOf(FORWARD_STREAM_PATH, holder.brokerId)}?${opQuery(method, params)}`
       const ws = new WebSocket(holder.url.replace(/^http/, 'ws') + path, {headers: sign(holder.replicaId, 'GET', path), maxPayload: 64 * 1024 * 1024})
       const state = new StreamEnd()
       return new Promise<TunnelStream>((resolve, reject) => {
@@ -105,15 +126,7 @@ export function forwardClient(self: {id: () => string; secretsKey: () => Buffer}
         }, timeoutMs)
         ws.on('unexpected-response', (_req, res) => {
           clearTimeout(timer)
-          const chunks: Buffer[] = []
-          res.on('data', (c: Buffer) => chunks.push(c))
-          res.on('end', () => {
-            let body: unknown = null
-            try {
-              body = JSON.parse(Buffer.concat(chunks).toString())
-            } catch {}
-            reject(errorFrom(res.statusCode ?? 502, body, holder.brokerId))
-          })
+          void refusal(res, holder.brokerId).then(reject)
           ws.terminate()
         })
         ws.on('error', (err) => {
@@ -157,6 +170,40 @@ export function forwardClient(self: {id: () => string; secretsKey: () => Buffer}
           clearTimeout(timer)
           if (!opened) reject(new AppError('broker_unavailable', `the replica holding broker ${holder.brokerId} closed the stream`))
           state.end({code: 'broker_unavailable', message: 'the replica holding the broker went away'})
+        })
+      })
+    },
+
+    /**
+     * A byte stream to the holder's broker (tunnel-duplex.ts there), relayed over one WebSocket
+     * of binary frames: both ends are Node streams, so backpressure crosses the replicas as TCP
+     * flow control and nothing is buffered whole. Resolves once the holder has opened it; a
+     * refusal (the broker's `brokerCode` in its details) comes back as the holder's answer to
+     * the upgrade.
+     */
+    openDuplex(holder: BrokerHolder, method: string, params: unknown, timeoutMs = 15_000): Promise<Duplex> {
+      const path = `${pathOf(FORWARD_DUPLEX_PATH, holder.brokerId)}?${opQuery(method, params)}`
+      const ws = new WebSocket(holder.url.replace(/^http/, 'ws') + path, {headers: sign(holder.replicaId, 'GET', path), maxPayload: 64 * 1024 * 1024})
+      return new Promise<Duplex>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          ws.terminate()
+          reject(new AppError('broker_timeout', `the replica holding broker ${holder.brokerId} did not open ${method} in time`))
+        }, timeoutMs)
+        ws.once('unexpected-response', (_req, res) => {
+          clearTimeout(timer)
+          void refusal(res, holder.brokerId).then((err) => {
+            ws.terminate()
+            reject(err)
+          })
+        })
+        // After the open, errors reach the stream (createWebSocketStream destroys it with them).
+        ws.on('error', (err) => {
+          clearTimeout(timer)
+          reject(unreachable(holder.brokerId, err, false))
+        })
+        ws.once('open', () => {
+          clearTimeout(timer)
+          resolve(createWebSocketStream(ws))
         })
       })
     },

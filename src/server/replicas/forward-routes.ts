@@ -1,14 +1,29 @@
 import type {} from '@fastify/websocket'
+import type {Duplex} from 'node:stream'
 import type {FastifyInstance, FastifyRequest} from 'fastify'
+import {createWebSocketStream} from 'ws'
 import {AppError} from '../../api/app-error.js'
 import type {TunnelStream} from '../../domain/brokers/gateway.js'
 import type {TunnelRegistry} from '../tunnel/tunnel-registry.js'
-import {FORWARD_CONTENT_TYPE, FORWARD_REQUEST_PATH, FORWARD_STREAM_PATH, type StreamControl} from './forward-client.js'
+import {FORWARD_CONTENT_TYPE, FORWARD_DUPLEX_PATH, FORWARD_REQUEST_PATH, FORWARD_STREAM_PATH, type StreamControl} from './forward-client.js'
 
 type Verify = (headers: Record<string, string | string[] | undefined>, method: string, url: string, body: string) => string
 
 const brokerParam = {type: 'object', required: ['brokerId'], properties: {brokerId: {type: 'string', minLength: 1, maxLength: 200}}} as const
 const unsigned = () => new AppError('unauthorized', 'replica signature headers missing')
+const opSchema = {type: 'object', required: ['op'], properties: {op: {type: 'string', maxLength: 1024 * 1024}}} as const
+
+/** The broker op a forwarded stream or duplex carries in its (signed) query. */
+function opOf(request: FastifyRequest): {method: string; params: unknown} {
+  let op: {method?: unknown; params?: unknown}
+  try {
+    op = JSON.parse(Buffer.from((request.query as {op: string}).op, 'base64url').toString())
+  } catch {
+    throw new AppError('invalid_request', 'op is not base64url JSON')
+  }
+  if (typeof op.method !== 'string') throw new AppError('invalid_request', 'op.method must be a string')
+  return {method: op.method, params: op.params}
+}
 
 /**
  * The holding side of forwarding: requests and streams other replicas send for a broker whose
@@ -21,6 +36,7 @@ export function forwardRoutes(deps: {tunnels: TunnelRegistry; verify: Verify}) {
   // Requests whose signature was checked over the exact bytes of their body.
   const verified = new WeakSet<FastifyRequest>()
   const streams = new WeakMap<FastifyRequest, TunnelStream | AppError>()
+  const duplexes = new WeakMap<FastifyRequest, Duplex>()
 
   return async (root: FastifyInstance) => {
     await root.register(async (app) => {
@@ -68,19 +84,13 @@ export function forwardRoutes(deps: {tunnels: TunnelRegistry; verify: Verify}) {
         {
           websocket: true,
           config: {auth: false},
-          schema: {params: brokerParam, querystring: {type: 'object', required: ['op'], properties: {op: {type: 'string', maxLength: 1024 * 1024}}}},
+          schema: {params: brokerParam, querystring: opSchema},
           onRequest: async (request) => {
             verify(request.headers, 'GET', request.url, '')
           },
           preHandler: async (request) => {
             const {brokerId} = request.params as {brokerId: string}
-            let op: {method?: unknown; params?: unknown}
-            try {
-              op = JSON.parse(Buffer.from((request.query as {op: string}).op, 'base64url').toString())
-            } catch {
-              throw new AppError('invalid_request', 'op is not base64url JSON')
-            }
-            if (typeof op.method !== 'string') throw new AppError('invalid_request', 'op.method must be a string')
+            const op = opOf(request)
             // Opened before the upgrade completes; a refusal is told on the socket, as the tunnel does.
             const opened = await tunnels.openStream(brokerId, op.method, op.params).catch((err) => (err instanceof AppError ? err : new AppError('broker_error', (err as Error).message)))
             streams.set(request, opened)
@@ -111,6 +121,37 @@ export function forwardRoutes(deps: {tunnels: TunnelRegistry; verify: Verify}) {
           socket.on('close', () => stream.close())
         },
       )
+
+      // A byte stream with flow control (an agent's port): opened before the upgrade, so a
+      // refusal (404 for a port the agent does not listen on) is the answer to the upgrade.
+      app.route({
+        method: 'GET',
+        url: FORWARD_DUPLEX_PATH,
+        config: {auth: false},
+        schema: {params: brokerParam, querystring: opSchema},
+        onRequest: async (request) => {
+          verify(request.headers, 'GET', request.url, '')
+        },
+        preHandler: async (request) => {
+          const op = opOf(request)
+          duplexes.set(request, await tunnels.openDuplex((request.params as {brokerId: string}).brokerId, op.method, op.params))
+        },
+        handler: async (request, reply) => {
+          duplexes.get(request)?.destroy()
+          return reply.code(426).header('upgrade', 'websocket').send({error: {code: 'invalid_request', message: 'a forwarded byte stream needs a WebSocket upgrade', requestId: request.id}})
+        },
+        wsHandler: (socket, request) => {
+          const stream = duplexes.get(request)!
+          const ws = createWebSocketStream(socket)
+          // A clean end is passed on by pipe (the WebSocket closes after its last bytes are
+          // sent); only a failure on either side cuts the other at once.
+          ws.on('error', () => stream.destroy())
+          stream.on('error', () => ws.destroy())
+          stream.on('close', () => stream.readableEnded || ws.destroy())
+          ws.on('close', () => stream.destroy())
+          ws.pipe(stream).pipe(ws)
+        },
+      })
     })
   }
 }

@@ -1,3 +1,4 @@
+import type {Duplex} from 'node:stream'
 import type {FastifyInstance} from 'fastify'
 import type {Logger} from 'pino'
 import {forwardingGateway, type BrokerGateway, type RemoteBrokers} from '../../domain/brokers/gateway.js'
@@ -15,6 +16,11 @@ export interface Replicas {
   directory: ReplicaDirectory
   /** The gateway the domain uses: local tunnels first, else the holding replica. */
   gateway: BrokerGateway
+  /**
+   * A byte stream with flow control to a broker (an agent's port: previews, `svc agent
+   * forward`): this replica's own tunnel when it holds the broker, else through the holder.
+   */
+  openDuplex(brokerId: string, method: string, params: unknown): Promise<Duplex>
   /** The internal routes other replicas forward to. */
   routes: (app: FastifyInstance) => Promise<void>
   /** Publishes this replica (its broker lease holder id) at `url`, what the others call it at. */
@@ -42,6 +48,9 @@ export function createReplicas(deps: {replicas: ReplicasRepo; clock: Clock; logg
   return {
     directory,
     gateway: forwardingGateway(deps.tunnels, remote),
+    // As the gateway chooses: a broker neither holds gets the local tunnels' 503.
+    openDuplex: (brokerId, method, params) =>
+      !deps.tunnels.isConnected(brokerId) && directory.holderOf(brokerId) ? client.openDuplex(holder(brokerId), method, params) : deps.tunnels.openDuplex(brokerId, method, params),
     routes: forwardRoutes({tunnels: deps.tunnels, verify: replicaVerifier(deps.secretsKey, () => directory.id)}),
     start: (holderId, url) => directory.start(holderId, url),
     close: () => directory.close(),
