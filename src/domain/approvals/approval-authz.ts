@@ -29,3 +29,16 @@ export function decideApprover(f: ApprovalDeciderFacts): Decision {
   if (f.lifecycle) return {allowed: true, reason: 'lifecycle'}
   return {allowed: false, reason: 'neither_owner_nor_lifecycle'}
 }
+
+/**
+ * Pure decision: whether a caller that may read an agent also sees its approvals. An approval's
+ * `input` is the tool's command and arguments (tokens, URLs with credentials, ...): persons who
+ * read the agent see it, and of agents only the agent itself and its parent (which decides it).
+ * Any other agent of the project (a sibling, an unrelated one) reads the agent but none of its
+ * approvals. Brokers never read approvals.
+ */
+export function seesApprovalsOf(principal: Pick<Principal, 'kind' | 'id'>, agent: {id: string; parentId: string | null}): boolean {
+  if (principal.kind === 'user') return true
+  if (principal.kind !== 'agent') return false
+  return principal.id === agent.id || (agent.parentId !== null && principal.id === agent.parentId)
+}

@@ -7,7 +7,7 @@ import type {CallContext} from '../authz/context.js'
 import type {Deps} from '../deps.js'
 import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
-import {decideApprover} from './approval-authz.js'
+import {decideApprover, seesApprovalsOf} from './approval-authz.js'
 import {createApprovalWaits} from './approval-waits.js'
 import {ruleDecision, type ApprovalRule} from './rules.js'
 
@@ -69,6 +69,14 @@ export function createApprovalsService(deps: Deps, o: ApprovalsOptions) {
     await o.access.checkAgent(ctx, agent, 'agent.read').catch((err) => {
       throw err instanceof AppError && err.code === 'not_found' ? notFound('approval') : err
     })
+  }
+
+  const sees = (ctx: CallContext, agent: AgentRecord) => seesApprovalsOf(ctx.principal, {id: agent.id, parentId: agent.parent?.id ?? null})
+
+  /** Throws 404 unless the caller may see the approval itself (its input): approval-authz.ts. */
+  async function maySee(ctx: CallContext, agent: AgentRecord): Promise<void> {
+    await mayRead(ctx, agent)
+    if (!sees(ctx, agent)) throw notFound('approval')
   }
 
   async function holdsLifecycle(ctx: CallContext, projectId: string): Promise<boolean> {
@@ -171,7 +179,7 @@ export function createApprovalsService(deps: Deps, o: ApprovalsOptions) {
     async get(ctx: CallContext, id: string, waitSeconds = 0): Promise<ApprovalDto> {
       let a = await store.approvals.get(id)
       if (!a) throw notFound('approval')
-      await mayRead(ctx, await agentOf(a))
+      await maySee(ctx, await agentOf(a))
       const until = Date.now() + Math.min(Math.max(waitSeconds, 0), POLL_MAX_S) * 1000
       for (;;) {
         // Subscribed before the read, so a decision between the two is not missed.
@@ -194,6 +202,7 @@ export function createApprovalsService(deps: Deps, o: ApprovalsOptions) {
       const found = await store.approvals.get(id)
       if (!found) throw notFound('approval')
       const agent = await agentOf(found)
+      // Who reads the agent learns here only that it may not decide (403): nothing of the approval.
       await mayRead(ctx, agent)
       const allowed = await mayDecide(ctx, agent)
       if (!allowed.allowed) {
@@ -252,6 +261,9 @@ export function createApprovalsService(deps: Deps, o: ApprovalsOptions) {
       const agent = await o.access.resolve(ref, projectId)
       if (!agent) throw notFound('agent')
       if (!(ctx.principal.kind === 'agent' && ctx.principal.id === agent.id)) await o.access.checkAgent(ctx, agent, 'agent.read')
+      // Another agent that reads this one (a sibling) sees no approvals of it: the agent's pages
+      // and `svc agent wait --for input` keep working for it, with nothing to show.
+      if (!sees(ctx, agent)) return []
       await store.approvals.expireDue(now(), {agentId: agent.id})
       return store.approvals.list({agentId: agent.id, state: s})
     },

@@ -1,6 +1,7 @@
 import {AppError} from '../../api/app-error.js'
 import type {AgentEventRecord} from '../../store/repositories/agent-events.js'
 import type {AgentAccess} from '../agents/access.js'
+import {seesApprovalsOf} from '../approvals/approval-authz.js'
 import type {CallContext} from '../authz/context.js'
 import type {Deps} from '../deps.js'
 import type {AgentFeed} from './agent-feed.js'
@@ -40,6 +41,11 @@ export function createEventsService(deps: Deps, o: {feed: AgentFeed; access: Age
         const p = ctx.principal
         // An agent reading itself needs no walk (as GET /agents/:id).
         if (p.kind === 'agent' && p.id === e.agentId) return true
+        // An approval (its input may hold secrets) reaches no other agent but the agent's parent.
+        if (e.approval && p.kind === 'agent') {
+          const agent = await deps.store.agents.get(e.agentId)
+          if (!agent || !seesApprovalsOf(p, {id: agent.id, parentId: agent.parent?.id ?? null})) return false
+        }
         const hit = decisions.get(e.projectId)
         if (hit && Date.now() - hit.at < DECISION_TTL_MS) return hit.allowed
         const allowed = await o.access.checkProject(ctx, e.projectId, 'agent.read').then(
