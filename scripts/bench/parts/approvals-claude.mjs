@@ -1,0 +1,97 @@
+// Approvals with real Claude Code (a part of `npm run bench -- approvals`; not a bench of its own:
+// the dispatcher lists only scripts/bench/*.mjs). AGENTS `claude` agents on a running Hub, each
+// scripted (the test suite's Anthropic server) to run ROUNDS Bash commands in turn, each command
+// `date +%s%N > ran-<round>.txt`: the command itself writes when it started, in ns, on the
+// machine's realtime clock. Each round waits until all AGENTS approvals are pending (every Claude
+// Code waiting in its PermissionRequest hook at once), then allows each in turn through
+// `POST /api/v1/approvals/:id/decision` and measures from the decision being sent (Date.now(),
+// the same clock) to the command's start. Split per sample: the decision route's answer; the
+// hook learning the decision (its SVC_HOOK_TRACE line, written as its long-poll returned); from
+// there to the command (the hook printing and exiting, Claude Code reading its answer, its Bash
+// tool's shell starting the command). Printed, never asserted.
+import {existsSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {until} from '../lib.mjs'
+
+const sorted = (xs) => [...xs].sort((a, b) => a - b)
+const pct = (xs, p) => (xs.length ? sorted(xs)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] : NaN)
+const ms = (x) => `${Number.isFinite(x) ? x.toFixed(0) : '-'} ms`
+const verdict = (ok) => (ok ? 'met' : 'MISSED')
+const ROUND_FILE = (round) => `ran-${round}.txt`
+
+/** The scripted conversation: ROUNDS Bash calls, one per model turn, then a closing answer. */
+export function approvalsScript(rounds) {
+  return (body) => {
+    const done = (JSON.stringify(body.messages ?? []).match(/"type":"tool_result"/g) ?? []).length
+    if (done >= rounds) return {text: 'Done.'}
+    return {tool: {name: 'Bash', input: {command: `date +%s%N > ${ROUND_FILE(done)}`, description: `write round ${done}'s start time`}}}
+  }
+}
+
+/** The hook's trace line for `approvalId` (the decision as its long-poll learned it), if written. */
+function hookLearned(tracePath, approvalId) {
+  if (!existsSync(tracePath)) return undefined
+  for (const line of readFileSync(tracePath, 'utf8').split('\n')) {
+    if (!line.includes(approvalId)) continue
+    try {
+      const t = JSON.parse(line)
+      if (t.approval === approvalId) return t
+    } catch {
+      // a line being written
+    }
+  }
+  return undefined
+}
+
+/**
+ * Runs the part on a Hub whose `claude` harness config points at `model` and sets
+ * SVC_HOOK_TRACE to `trace` (a path relative to each agent's work tree).
+ */
+export async function claudeApprovalsPart({api, project, model, trace, agents: count, rounds, removeAgent, out, load}) {
+  model.respond(approvalsScript(rounds))
+  const agents = []
+  const samples = []
+  try {
+    for (let i = 0; i < count; i++) {
+      const {agent} = await api('POST', '/agents', {name: `appr${i}`, projectId: project.id, harnessConfig: 'claude', task: `run the round commands (${i})`})
+      agents.push({id: agent.id, dir: agent.workspace.path})
+    }
+    const ids = new Set(agents.map((a) => a.id))
+    for (let round = 0; round < rounds; round++) {
+      const file = ROUND_FILE(round)
+      const pending = await until(async () => {
+        const {approvals} = await api('GET', '/approvals?state=pending')
+        const mine = approvals.filter((a) => ids.has(a.agentId) && a.summary.includes(file))
+        return mine.length === count ? mine : undefined
+      }, 300_000, `${count} pending approvals of round ${round}`, 50)
+      const loadAt = load()
+      const sent = []
+      // In turn, each as soon as the previous one was answered: the later ones wait meanwhile.
+      for (const approval of pending) {
+        const at = Date.now()
+        await api('POST', `/approvals/${approval.id}/decision`, {decision: 'allow'})
+        sent.push({approval, at, answered: Date.now()})
+      }
+      for (const s of sent) {
+        const agent = agents.find((a) => a.id === s.approval.agentId)
+        const ns = await until(async () => readFileSync(join(agent.dir, file), 'utf8').trim(), 120_000, `${file} of ${agent.id}`, 20)
+        const ran = Number(BigInt(ns) / 1000n) / 1000
+        const learned = hookLearned(join(agent.dir, trace), s.approval.id)
+        samples.push({total: ran - s.at, route: s.answered - s.at, hook: learned ? learned.answeredAt - s.at : NaN, after: learned ? ran - learned.answeredAt : NaN})
+      }
+      out(`  round ${round + 1}: ${count} pending, decided; decision -> command started: median ${ms(pct(samples.slice(-count).map((s) => s.total), 50))}, max ${ms(Math.max(...samples.slice(-count).map((s) => s.total)))} (load ${loadAt})`)
+    }
+  } finally {
+    model.respond(null)
+    await Promise.all(agents.map((a) => removeAgent(a.id)))
+  }
+  const col = (k) => samples.map((s) => s[k]).filter(Number.isFinite)
+  const row = (name, xs) => out(`    ${name.padEnd(46)} n=${xs.length}  p50 ${ms(pct(xs, 50))}  p99 ${ms(pct(xs, 99))}  max ${ms(Math.max(...xs))}`)
+  out(`  where the time went (each from the decision being sent):`)
+  row('the decision route answered', col('route'))
+  row("the hook's long-poll returned it (svc)", col('hook'))
+  row('hook answer -> command started (Claude Code)', col('after'))
+  const total = col('total')
+  const [p50, p99] = [pct(total, 50), pct(total, 99)]
+  out(`approvals (Claude Code): ${count} agents waiting at once, ${total.length} decisions; decision -> command started: median ${ms(p50)} (target <= 300 ms: ${verdict(p50 <= 300)}), p99 ${ms(p99)} (target <= 1000 ms: ${verdict(p99 <= 1000)}); load ${load()}`)
+}
