@@ -30,9 +30,10 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /**
  * Asks and waits; resolves the approval as it ended (allowed, denied, answered, expired), or as
- * it stands at the deadline, or null when the Hub could not be asked.
+ * it stands at the deadline, or null when the Hub could not be asked. `onPending` is called once
+ * the Hub holds the request pending, before the wait.
  */
-export async function askApproval(env: NodeJS.ProcessEnv, ask: PermissionAsk, waitSeconds: number, log: (msg: string) => void = () => {}): Promise<ApprovalDto | null> {
+export async function askApproval(env: NodeJS.ProcessEnv, ask: PermissionAsk, waitSeconds: number, log: (msg: string) => void = () => {}, onPending?: (approval: ApprovalDto) => void): Promise<ApprovalDto | null> {
   const endpoint = env.SVC_HUB_ENDPOINT
   const agentId = env.SVC_AGENT_ID
   const token = agentToken(env)
@@ -51,6 +52,7 @@ export async function askApproval(env: NodeJS.ProcessEnv, ask: PermissionAsk, wa
     log(`permission request failed: ${(err as Error).message}`)
     return null
   }
+  if (approval.state === 'pending') onPending?.(approval)
   while (approval.state === 'pending' && Date.now() < deadline) {
     const wait = Math.max(0, Math.min(POLL_S, Math.ceil((deadline - Date.now()) / 1000)))
     try {

@@ -88,7 +88,12 @@ function refuser(a: ApprovalDto): string {
  * prompt decides). False when the Hub could not be asked.
  */
 async function answerPermission(env: NodeJS.ProcessEnv, mod: HarnessModule, event: string, ask: PermissionAsk): Promise<boolean> {
-  const approval = await askApproval(env, ask, approvalWaitSeconds(env), (msg) => process.stderr.write(`svc hook: ${msg}\n`))
+  // A harness reading the hook's output as it comes learns that the Hub holds the request (OpenCode's plugin).
+  const pending = () => {
+    const line = mod.permissionPending?.(event)
+    if (line) process.stdout.write(line)
+  }
+  const approval = await askApproval(env, ask, approvalWaitSeconds(env), (msg) => process.stderr.write(`svc hook: ${msg}\n`), pending)
   if (!approval) return false
   trace(env, {event, approval: approval.id, state: approval.state, answeredAt: Date.now()})
   if (approval.state === 'allowed') process.stdout.write(mod.permissionAnswer!(event, {behavior: 'allow'}))

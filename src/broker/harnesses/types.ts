@@ -129,6 +129,12 @@ export interface HarnessModule {
   /** What the hook prints to hand a decision back to the harness. */
   permissionAnswer?(event: string, verdict: PermissionVerdict): string
   /**
+   * What the hook prints as soon as the Hub holds the request pending, before it waits, for a
+   * harness that reads the hook's output as it comes (OpenCode's plugin holds its other hooks
+   * back until then). Default nothing.
+   */
+  permissionPending?(event: string): string
+  /**
    * Session usage totals for an event that ends a turn, when they take I/O to compute (Claude
    * Code's transcript file named in the Stop payload). Awaited by the hook entry after `onHook`,
    * only when `onHook` returned a report; keep it cheap and bounded.
