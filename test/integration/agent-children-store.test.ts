@@ -8,7 +8,8 @@ import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js
 
 /**
  * The children read the tree route walks (`agents.childrenOf`, value arrays on SQLite) on both
- * databases: the same records as `list({parentIds})` (every field), live ones only, by creation.
+ * databases: the same records as `list({parentIds})` (every field), live ones only, by creation;
+ * and the tree route's nodes (on SQLite built as JSON in SQL) equal the agent read field for field.
  */
 describeEachDialect('agents: children of a level', (dialect) => {
   let hub: TestHub
@@ -46,5 +47,52 @@ describeEachDialect('agents: children of a level', (dialect) => {
     expect(children[1]).toMatchObject({turns: 4, usage: {modelCalls: 3}, workspace: {branch: 'svc/late'}, config: {applied: {a: 1}}, parent: one, task: 'the task'})
     expect(await agents.childrenOf([])).toEqual([])
     expect(await agents.childrenOf([newId()])).toEqual([])
+  })
+
+  it('the tree route shows each node as the agent read shows it, field for field, with the totals', async () => {
+    // On SQLite each node's JSON is built in SQL (agent-tree-rows.ts) and finished in teams/tree.ts:
+    // every field the agent read has must come out the same, whatever the record holds.
+    const {project} = (await hub.request('POST', '/api/v1/projects/register', {body: {name: 'tree-fields', localPath: checkout}})).body
+    const agents = hub.store.agents
+    const now = new Date().toISOString()
+    const stale = new Date(Date.now() - 10 * 60_000).toISOString()
+    const add = async (name: string, parent: {id: string; name: string} | null, extra: Record<string, unknown> = {}) => {
+      const id = newId()
+      await agents.insert({id, name, projectId: project.id, brokerId: null, phase: 'stopped', activity: null, detail: `detail "of" ${name}\n`, harnessConfig: 'shell', template: null, task: `task of ${name} \u2028 é`, role: 'baseline', runtime: null, runtimeRef: 'ref', config: {}, error: null, createdBy: {kind: 'user', id: 'dev-user'}, createdAt: now, updatedAt: now, parent, ...extra})
+      return {id, name}
+    }
+    const usage = {inputTokens: 10, outputTokens: 20, cacheReadTokens: 3, modelCalls: 4, costUsd: 0.1, sessions: {s1: {inputTokens: 10, outputTokens: 20, modelCalls: 4, costUsd: 0.1, model: 'm', costFrom: 'harness' as const}}}
+    const root = await add('root', null, {limits: {maxTurns: 50, maxModelCalls: null, maxDurationSeconds: 3600, maxCostUsd: 2.5, maxChildren: 4, maxDepth: 3}, config: {applied: {defaultMaxTurns: {value: 50, from: 'request'}}}})
+    const withAll = await add('all', root, {limits: {maxTurns: 10, maxModelCalls: 5, maxDurationSeconds: null, maxCostUsd: 0.75, maxChildren: 2, maxDepth: 1}, group: 'g', checkCommand: 'true', config: {applied: {model: {value: 'x', from: 'hub'}}, other: [1, 2]}})
+    await agents.update(withAll.id, {workspace: {path: '/w/all', branch: 'svc/all', baseRef: 'svc/root', baseCommit: 'abc'}, usage, turns: 3, image: 'img', sandbox: 'bubblewrap', check: {status: 'failed', exitCode: 1, output: 'out\n"x"'}, brokerId: null, runtime: 'local', error: 'it broke', phase: 'stopped', activity: 'completed'}, now)
+    // Limits derived from the applied settings (an agent made before budgets), and an activity a stop drops.
+    const legacy = await add('legacy', root, {config: {applied: {defaultMaxTurns: {value: 7, from: 'project'}, defaultMaxModelCalls: {value: 9, from: 'hub'}, defaultMaxDuration: {value: '2m', from: 'hub'}}}})
+    await agents.update(legacy.id, {activity: 'idle', turns: 2, usage: {inputTokens: 1, outputTokens: 1, modelCalls: 1, costUsd: 0.05}}, now)
+    // Running and not heard from for 10 minutes: offline, derived at the read.
+    const quiet = await add('quiet', withAll)
+    await agents.update(quiet.id, {phase: 'running', activity: 'thinking', lastHeartbeatAt: stale}, now)
+    const gone = await add('gone', withAll)
+    await agents.update(gone.id, {deletedAt: now}, now)
+
+    const t = await hub.request('GET', `/api/v1/agents/${root.id}/tree`)
+    expect(t.status).toBe(200)
+    const seen: string[] = []
+    const check = async (node: any) => {
+      const {agent} = (await hub.request('GET', `/api/v1/agents/${node.agent.id}`)).body
+      delete agent.mergedAt
+      delete agent.pushedAt
+      expect(node.agent).toStrictEqual(agent)
+      seen.push(node.agent.name)
+      for (const c of node.children) await check(c)
+    }
+    await check(t.body.tree)
+    expect(seen).toEqual(['root', 'all', 'quiet', 'legacy'])
+    const byName = new Map<string, any>()
+    const index = (n: any) => (byName.set(n.agent.name, n.agent), n.children.forEach(index))
+    index(t.body.tree)
+    expect(byName.get('quiet')).toMatchObject({phase: 'running', activity: 'offline', parent: {id: withAll.id, name: 'all'}})
+    expect(byName.get('legacy')).toMatchObject({activity: null, limits: {maxTurns: 7, maxModelCalls: 9, maxDurationSeconds: 120, maxCostUsd: null}})
+    expect(byName.get('all')).toMatchObject({activity: 'completed', group: 'g', usage: {sessions: {s1: {model: 'm'}}}, check: {status: 'failed'}})
+    expect(t.body.totals).toEqual({agents: 4, turns: 5, modelCalls: 5, costUsd: 0.15})
   })
 })

@@ -2,14 +2,22 @@
  * Teams: the lineage of an agent as a tree (who spawned whom), each node the agent as every
  * other read shows it, with the totals of the whole subtree. Read level by level (one query per
  * generation), deleted agents left out.
+ *
+ * The answer is built as JSON text, node by node: on SQLite each node's JSON comes from the
+ * store (agent-tree-rows.ts) and only the fields a pending report or the clock change (and the
+ * effective limits) are added here, so a 1,000-agent tree makes no record, view or tree of objects to serialize again
+ * (docs/teams.md, "Benchmarks"); elsewhere each node is `view(record)` stringified.
  */
 import {notFound} from '../../api/app-error.js'
 import type {AgentDto} from '../../api/dto.js'
 import type {AgentRecord} from '../../store/repositories/agents.js'
+import type {TreeLevelRow} from '../../store/repositories/agent-tree-rows.js'
 import type {AgentAccess} from '../agents/access.js'
 import type {CallContext} from '../authz/context.js'
 import type {Deps} from '../deps.js'
+import {limitsOf} from './budgets.js'
 
+/** The shape of the answer's `tree` (the route sends it as text: `TreeAnswer`). */
 export interface TreeNode {
   agent: AgentDto
   children: TreeNode[]
@@ -22,8 +30,25 @@ export interface TreeTotals {
   turns: number
 }
 
+/** `{tree: TreeNode, totals: TreeTotals}` as JSON text, ready to send. */
+export interface TreeAnswer {
+  json: string
+}
+
 // Far deeper than any team; bounds the walk should records ever point in a circle.
 const MAX_DEPTH = 64
+
+interface Built {
+  id: string
+  json: string
+  children: Built[]
+}
+
+const render = (n: Built): string => `{"agent":${n.json},"children":[${n.children.map(render).join(',')}]}`
+
+// The record `view` is given for a SQLite row's live fields: the row's phase, activity, detail,
+// error, heartbeat and update time over neutral values (none of which the live fields read).
+const LIVE_STUB: AgentRecord = {id: '', projectId: '', name: '', brokerId: null, phase: '', activity: null, detail: '', harnessConfig: '', template: null, task: null, role: '', runtime: null, runtimeRef: null, config: {}, error: null, createdBy: {kind: 'user', id: ''}, createdAt: '', updatedAt: '', lastHeartbeatAt: null, deletedAt: null, messageMode: '', workspace: null, image: null, sandbox: null, turns: 0, usage: null, parent: null, limits: null, group: null, checkCommand: null, check: null}
 
 export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r: AgentRecord) => AgentDto}) {
   const {store} = deps
@@ -34,34 +59,63 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
     return p.id
   }
 
+  /** A SQLite row's node JSON: the store's part plus the live fields and the effective limits. */
+  function nodeJson(r: TreeLevelRow, limitsCache: Map<string, string>): string {
+    // The fields a pending status report or the clock change, as every read derives them.
+    const live = a.view({...LIVE_STUB, id: r[0], phase: r[3], activity: r[4], detail: r[5], error: r[6], lastHeartbeatAt: r[7], updatedAt: r[8]})
+    // Children mostly share their limits (lowered from one parent's): each distinct text is derived once.
+    const key = r[9] ?? `\0${r[10] ?? ''}`
+    let limits = limitsCache.get(key)
+    if (limits === undefined) {
+      limits = JSON.stringify(limitsOf({limits: r[9] === null ? null : JSON.parse(r[9]), config: {applied: r[10] === null ? undefined : JSON.parse(r[10])}}))
+      limitsCache.set(key, limits)
+    }
+    return `${r[14].slice(0, -1)},"phase":${JSON.stringify(live.phase)},"activity":${JSON.stringify(live.activity)},"detail":${JSON.stringify(live.detail)},"error":${JSON.stringify(live.error)},"lastHeartbeatAt":${JSON.stringify(live.lastHeartbeatAt)},"limits":${limits}}`
+  }
+
   return {
     /** The subtree under `ref` (read permission on the root decides, as for reading the agent). */
-    async tree(ctx: CallContext, ref: string, projectRef?: string): Promise<{tree: TreeNode; totals: TreeTotals}> {
+    async tree(ctx: CallContext, ref: string, projectRef?: string): Promise<TreeAnswer> {
       const root = await a.access.resolve(ref, projectRef ? await projectIdOf(projectRef) : undefined)
       if (!root) throw notFound('agent')
       await a.access.checkAgent(ctx, root, 'agent.read')
-      const nodes = new Map<string, TreeNode>([[root.id, {agent: a.view(root), children: []}]])
-      const totals: TreeTotals = {agents: 0, costUsd: 0, modelCalls: 0, turns: 0}
-      const add = (r: AgentRecord) => {
-        totals.agents++
-        totals.turns += r.turns
-        totals.modelCalls += r.usage?.modelCalls ?? 0
-        totals.costUsd += r.usage?.costUsd ?? 0
-      }
-      add(root)
+      const top: Built = {id: root.id, json: JSON.stringify(a.view(root)), children: []}
+      const nodes = new Map<string, Built>([[root.id, top]])
+      const totals: TreeTotals = {agents: 1, costUsd: root.usage?.costUsd ?? 0, modelCalls: root.usage?.modelCalls ?? 0, turns: root.turns}
+      const limitsCache = new Map<string, string>()
       let level = [root.id]
       for (let depth = 0; level.length && depth < MAX_DEPTH; depth++) {
-        const children = (await store.agents.childrenOf(level)).filter((c) => !nodes.has(c.id) && c.projectId === root.projectId)
-        for (const c of children) {
-          const node = {agent: a.view(c), children: []}
-          nodes.set(c.id, node)
-          nodes.get(c.parent!.id)!.children.push(node)
-          add(c)
+        const next: string[] = []
+        const rows = await store.agents.treeLevel(level)
+        if (rows) {
+          for (const r of rows) {
+            if (nodes.has(r[0]) || r[2] !== root.projectId) continue
+            const node = {id: r[0], json: nodeJson(r, limitsCache), children: []}
+            nodes.set(r[0], node)
+            nodes.get(r[1])!.children.push(node)
+            next.push(r[0])
+            totals.agents++
+            totals.turns += r[13]
+            totals.modelCalls += r[11] ?? 0
+            totals.costUsd += r[12] ?? 0
+          }
+        } else {
+          for (const c of await store.agents.childrenOf(level)) {
+            if (nodes.has(c.id) || c.projectId !== root.projectId) continue
+            const node = {id: c.id, json: JSON.stringify(a.view(c)), children: []}
+            nodes.set(c.id, node)
+            nodes.get(c.parent!.id)!.children.push(node)
+            next.push(c.id)
+            totals.agents++
+            totals.turns += c.turns
+            totals.modelCalls += c.usage?.modelCalls ?? 0
+            totals.costUsd += c.usage?.costUsd ?? 0
+          }
         }
-        level = children.map((c) => c.id)
+        level = next
       }
       totals.costUsd = Math.round(totals.costUsd * 1e6) / 1e6
-      return {tree: nodes.get(root.id)!, totals}
+      return {json: `{"tree":${render(top)},"totals":${JSON.stringify(totals)}}`}
     },
   }
 }

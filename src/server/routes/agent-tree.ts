@@ -1,4 +1,4 @@
-import type {FastifyInstance, FastifyRequest} from 'fastify'
+import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
 import {pickAttempt} from '../../domain/teams/pick.js'
 import type {TeamsService} from '../../domain/teams/tree.js'
 import type {Services} from '../../domain/services.js'
@@ -17,9 +17,11 @@ export function agentTreeRoutes(app: FastifyInstance, teams: TeamsService, s: Pi
     ...['projects', 'groves'].map((p) => ({base: `/api/v1/${p}/:projectId/agents/:id`, params: {type: 'object', required: ['id', 'projectId'], properties: {id: str, projectId: str}}})),
   ]
   for (const {base, params} of forms) {
-    app.get(`${base}/tree`, {schema: {params}}, async (request: FastifyRequest) => {
+    // The domain answers JSON text (built node by node: teams/tree.ts), sent as it is.
+    app.get(`${base}/tree`, {schema: {params}}, async (request: FastifyRequest, reply: FastifyReply) => {
       const p = request.params as {id: string; projectId?: string}
-      return teams.tree(ctxOf(request), p.id, p.projectId)
+      const {json} = await teams.tree(ctxOf(request), p.id, p.projectId)
+      return reply.type('application/json; charset=utf-8').send(json)
     })
     app.post(`${base}/pick`, {schema: {params, body: pickBody}}, async (request: FastifyRequest) => {
       const p = request.params as {id: string; projectId?: string}

@@ -5,6 +5,7 @@ import type {EdgeFacts} from './delegation-edges.js'
 import {translateDbError} from '../db-errors.js'
 import {agentConfigFacts} from '../agent-config-facts.js'
 import {AGENT_ROW_COLUMNS, agentRowOf, toAgent, type AgentFilter, type AgentPatch, type AgentRecord} from './agent-rows.js'
+import {TREE_LEVEL, type TreeLevelRow} from './agent-tree-rows.js'
 import type {AgentLimits} from '../../api/dto.js'
 import {appendAgentEvent} from './agent-events.js'
 
@@ -136,6 +137,18 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     if (parentIds.length === 0) return []
     const out: AgentRecord[] = []
     await arrays({text: CHILDREN_OF, params: [JSON.stringify(parentIds)], onRow: (v) => out.push(toAgent(agentRowOf(v)))})
+    return out
+  },
+  /**
+   * Teams, the tree route: the live children of `parentIds`, by creation, each with its node's
+   * JSON built by SQLite (agent-tree-rows.ts); null where that is not offered (PostgreSQL: the
+   * caller reads `childrenOf` and views the records).
+   */
+  async treeLevel(parentIds: string[]): Promise<TreeLevelRow[] | null> {
+    if (driver === 'postgres' || !arrays) return null
+    if (parentIds.length === 0) return []
+    const out: TreeLevelRow[] = []
+    await arrays({text: TREE_LEVEL, params: [JSON.stringify(parentIds)], onRow: (v) => out.push(v as TreeLevelRow)})
     return out
   },
   async list(f: AgentFilter): Promise<AgentRecord[]> {
