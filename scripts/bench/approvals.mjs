@@ -19,7 +19,7 @@ import {cpus, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {register} from 'tsx/esm/api'
-import {freePort, loadAverage, requestJson, until} from './lib.mjs'
+import {freePort, initCheckout, loadAverage, requestJson, until, workstationEnv} from './lib.mjs'
 import {claudeApprovalsPart} from './parts/approvals-claude.mjs'
 
 register()
@@ -32,6 +32,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const HUB_NODE_ARGS = (process.env.BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const KEY = 'sk-ant-bench-key-for-the-scripted-server-0123456789'
 const TRACE = '.svc-hook-trace.jsonl'
+// BENCH_CLAUDE_DEBUG=<dir>: Claude Code writes its debug log (timestamped: hooks, tools) in each
+// agent's work tree, copied to <dir>/<agent>.log, to see where Claude Code's part goes.
+const DEBUG_DIR = process.env.BENCH_CLAUDE_DEBUG
+const CLAUDE_DEBUG = '.claude-debug.log'
 
 const out = (line) => process.stdout.write(`${line}\n`)
 const pct = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]
@@ -89,22 +93,14 @@ const home = join(work, 'home')
 const tmuxDir = join(work, 'tmux')
 const checkout = join(work, 'checkout')
 for (const d of [home, tmuxDir, checkout, join(home, '.svc')]) mkdirSync(d)
-const env = {}
-// No TMUX/TMUX_PANE: inside a tmux session they would point tmux at that server, not TMUX_TMPDIR's.
-const dropped = new Set(['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'TMUX', 'TMUX_PANE'])
-for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !dropped.has(k)) env[k] = v
-Object.assign(env, {HOME: home, TMUX_TMPDIR: tmuxDir, NO_COLOR: '1', PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock', GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.com'})
+const env = workstationEnv(ROOT, {home, tmuxDir})
 // The broker's tmux server is on its own socket (-L svc, src/broker/runtimes/tmux-args.ts).
 const tmux = (...args) => spawnSync('tmux', ['-L', 'svc', ...args], {env, encoding: 'utf8'})
 const model = await startAnthropicServer()
 let hub
 try {
-  const git = (...args) => execFileSync('git', args, {cwd: checkout, env, stdio: 'ignore'})
-  git('init', '-q', '-b', 'main')
-  writeFileSync(join(checkout, 'README.md'), '# bench\n')
-  git('add', '-A')
-  git('commit', '-q', '-m', 'init')
-  writeFileSync(join(home, '.svc', 'settings.yaml'), `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n      SVC_HOOK_TRACE: ${TRACE}\n`)
+  initCheckout(checkout, env)
+  writeFileSync(join(home, '.svc', 'settings.yaml'), `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n      SVC_HOOK_TRACE: ${TRACE}\n${DEBUG_DIR ? `    args: [--debug-file, ${CLAUDE_DEBUG}]\n` : ''}`)
   const [hubPort, brokerPort] = [await freePort(), await freePort()]
   const hubUrl = `http://127.0.0.1:${hubPort}`
   const logFile = join(work, 'hub.log')
@@ -122,7 +118,7 @@ try {
   }
   out(`approvals bench: Claude Code ${execFileSync('claude', ['--version'], {env, encoding: 'utf8'}).trim()}, node ${process.version}, ${cpus().length} CPUs, load ${loadAverage()}`)
   if (PARTS.has('hook')) await hookPart({api, project, tmux, hubUrl, env, removeAgent})
-  if (PARTS.has('claude')) await claudeApprovalsPart({api, project, model, trace: TRACE, agents: AGENTS, rounds: ROUNDS, removeAgent, out, load: loadAverage})
+  if (PARTS.has('claude')) await claudeApprovalsPart({api, project, model, trace: TRACE, debug: DEBUG_DIR && {from: CLAUDE_DEBUG, to: DEBUG_DIR}, agents: AGENTS, rounds: ROUNDS, removeAgent, out, load: loadAverage})
 } finally {
   if (hub && hub.exitCode === null) {
     hub.kill('SIGTERM')

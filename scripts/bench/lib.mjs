@@ -1,7 +1,9 @@
 // Helpers shared by the bench scripts.
-import {readFileSync, readdirSync} from 'node:fs'
+import {execFileSync} from 'node:child_process'
+import {readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import http from 'node:http'
 import {createServer} from 'node:net'
+import {join} from 'node:path'
 
 /** A TCP port free on loopback right now. */
 export function freePort() {
@@ -88,4 +90,26 @@ export function treeRssKb(pid, skip = /^(tmux|bash|sh|git)/) {
   }
   walk(pid)
   return total
+}
+
+/**
+ * The environment of a workstation Hub a bench starts in a temp HOME: this process's, without
+ * svc's variables, NODE_EXTRA_CA_CERTS and NODE_OPTIONS (they slow every Node start) and TMUX
+ * (inside a tmux session it would point tmux at that server, not TMUX_TMPDIR's); the harness CLIs
+ * of node_modules/.bin on PATH, no container engine, a git identity.
+ */
+export function workstationEnv(root, {home, tmuxDir}) {
+  const env = {}
+  const dropped = new Set(['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'TMUX', 'TMUX_PANE'])
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && !dropped.has(k)) env[k] = v
+  return Object.assign(env, {HOME: home, TMUX_TMPDIR: tmuxDir, NO_COLOR: '1', PATH: `${root}node_modules/.bin:${process.env.PATH}`, DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock', GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.com'})
+}
+
+/** Makes `dir` a git checkout on `main` with one commit (a README), as a project to register. */
+export function initCheckout(dir, env) {
+  const git = (...args) => execFileSync('git', args, {cwd: dir, env, stdio: 'ignore'})
+  git('init', '-q', '-b', 'main')
+  writeFileSync(join(dir, 'README.md'), '# bench\n')
+  git('add', '-A')
+  git('commit', '-q', '-m', 'init')
 }
