@@ -88,7 +88,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   const users = createUsersService(deps)
   const sessions = createSessions(deps)
   const agentTokens = createAgentTokens(deps)
-  const status = createStatusWriter(deps)
+  const status = createStatusWriter(deps, {onRefusedToken: (hash) => agentTokens.forget(hash)})
   const access = createAgentAccess(deps)
   let colocatedBrokerId: string | null = null
   let colocatedStarting: Promise<unknown> | null = null
@@ -108,7 +108,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   })
   const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId, colocatedStarting: () => colocatedStarting, settleApprovals: (id, activity) => approvals.settle(id, activity)})
   return {
-    authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),
+    authenticate: createCredentialResolver(deps, [(secret, opts) => agentTokens.resolve(secret, opts)]),
     users,
     projects,
     projectSettings: createProjectSettingsService(deps, projects, async () => (await opts.agentSettings()).defaults),

@@ -8,8 +8,9 @@ import {scopesForRole} from './scopes.js'
 export const AGENT_TOKEN_TTL_MS = 24 * 60 * 60 * 1000
 /** Refresh is allowed from this long before expiry. */
 export const REFRESH_WINDOW_MS = 12 * 60 * 60 * 1000
-// How long a resolved agent token is trusted without a database read. Revocation on this
-// replica clears the cache at once; other replicas see it within this window.
+// How long a resolved agent token is reused without a database read, where the caller allows it
+// (`cached`: the status report, whose write checks the token again in its own transaction, so a
+// revocation on any replica holds at once there too). Revocation on this replica clears it.
 const CACHE_TTL_MS = 15_000
 
 interface Cached {
@@ -21,7 +22,9 @@ interface Cached {
 
 /**
  * Agent tokens: minted at dispatch from the agent's role, stored hashed, refreshable before
- * expiry. Resolution is cached, so the agent's high-frequency status reports need no read.
+ * expiry. Resolution may be cached (`cached`), so the agent's high-frequency status reports need
+ * no read before their write; every other route reads the token, so a revocation on any replica
+ * holds at once. The caller gets the token's hash (`tokenHash`) to check it again where it writes.
  */
 export function createAgentTokens(deps: Deps) {
   const {store, clock} = deps
@@ -36,12 +39,17 @@ export function createAgentTokens(deps: Deps) {
       return {token, expiresAt}
     },
 
-    /** Credential resolver for `svc_agt_` secrets (null for other secrets). */
-    async resolve(secret: string): Promise<Authenticated | null> {
+    /**
+     * Credential resolver for `svc_agt_` secrets (null for other secrets). With `cached`, a token
+     * resolved within CACHE_TTL_MS is not read again: only for callers that check `tokenHash`
+     * in the transaction of their write (status-writer.ts), since another replica's revocation
+     * does not clear this cache.
+     */
+    async resolve(secret: string, opts: {cached?: boolean} = {}): Promise<Authenticated | null> {
       if (!secret.startsWith(TOKEN_PREFIX.agent)) return null
       const hash = hashSecret(secret)
       const nowMs = clock.now().getTime()
-      const hit = cache.get(hash)
+      const hit = opts.cached ? cache.get(hash) : undefined
       if (hit && nowMs - hit.checkedAt < CACHE_TTL_MS) {
         if (hit.expiresAt <= nowMs) throw new AppError('unauthorized', 'agent token expired; refresh it before expiry')
         return hit.auth
@@ -51,7 +59,7 @@ export function createAgentTokens(deps: Deps) {
       if (Date.parse(row.expiresAt) <= nowMs) throw new AppError('unauthorized', 'agent token expired; refresh it before expiry')
       const agent = await store.agents.get(row.agentId)
       if (!agent || agent.deletedAt) throw new AppError('unauthorized', 'the agent of this token no longer exists')
-      const auth: Authenticated = {principal: {kind: 'agent', id: agent.id, projectId: agent.projectId}, credentialKind: 'agent', scopes: new Set(row.scopes)}
+      const auth: Authenticated = {principal: {kind: 'agent', id: agent.id, projectId: agent.projectId}, credentialKind: 'agent', scopes: new Set(row.scopes), tokenHash: hash}
       if (cache.size > 50_000) cache.clear()
       cache.set(hash, {auth, agentId: agent.id, expiresAt: Date.parse(row.expiresAt), checkedAt: nowMs})
       return auth
@@ -74,6 +82,11 @@ export function createAgentTokens(deps: Deps) {
     async revokeAll(agentId: string): Promise<void> {
       await store.agents.revokeTokens(agentId, iso(clock.now()))
       for (const [hash, c] of cache) if (c.agentId === agentId) cache.delete(hash)
+    },
+
+    /** Forgets a token a write found revoked (on another replica): its next request reads it. */
+    forget(hash: string): void {
+      cache.delete(hash)
     },
   }
 }

@@ -3,6 +3,7 @@ import type {AgentRecord} from '../../store/repositories/agents.js'
 import type {CallContext} from '../authz/context.js'
 import type {BrokerGateway, TunnelStream} from '../brokers/gateway.js'
 import {iso} from '../shared/clock.js'
+import {coalescePerKey} from '../shared/coalesce.js'
 import {newId} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
 import type {AgentAccess} from './access.js'
@@ -75,6 +76,12 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   // Project and user secrets, decrypted by the secrets service (bound by the composition root).
   let secretValues: SecretValues = async () => ({})
   const {templateFilesOf, archive, dispatch, halt, gatherSecrets, secretValuesOf} = createLauncher(deps, a, () => secretValues)
+  // Reports of one agent and activity that come while its approvals are being settled share the
+  // next settling (started after they were stored): a burst costs two reads, not one per report.
+  const settleApprovals = coalescePerKey(async (key: string) => {
+    const [agentId, activity] = key.split('\0')
+    await a.settleApprovals?.(agentId, activity)
+  })
 
   async function projectIdOf(idOrSlug: string): Promise<string> {
     const p = (await store.projects.get(idOrSlug)) ?? (await store.projects.getBySlug(idOrSlug))
@@ -303,14 +310,14 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
       // An activity reported without `error` means the harness works again: its failure is cleared.
       const error = report.error !== undefined ? report.error : report.activity !== undefined ? null : undefined
-      await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail, error}, {liveOnly: p.kind === 'agent'})
+      await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail, error}, {liveOnly: p.kind === 'agent', tokenHash: ctx.tokenHash})
       // Usage totals (agents/usage.ts) and turns, written first; then the agent's and its ancestors'
       // limits are checked, and a subtree over one is stopped before the report is answered.
       if (report.usage) await recordUsage(store, ref, report.usage, now())
       if (report.turnEnded) await store.agents.incrementTurns(ref, now())
       if (report.usage || report.turnEnded) await budgets.check(ref)
       if (report.activity === 'idle') checks.onIdle(ref)
-      if (report.activity && a.settleApprovals) await a.settleApprovals(ref, report.activity)
+      if (report.activity && a.settleApprovals) await settleApprovals(`${ref}\0${report.activity}`)
       // Queued for export, never awaited: a dead collector costs a status report nothing.
       const attributes = Object.fromEntries(Object.entries({phase: report.phase, activity: report.activity, detail: report.detail}).filter(([, v]) => v !== undefined)) as Record<string, string>
       // A bare heartbeat has its own type, so it can be sampled or excluded apart from changes.

@@ -12,6 +12,15 @@ export interface StatusPatch {
   heartbeatAt: string
 }
 
+/**
+ * A pending step: a patch, and the agent tokens (their hashes) of the reports merged into it,
+ * checked in the transaction that writes it. Steps of different tokens never merge (but the
+ * oldest fold past MAX_STEPS, whose tokens all count).
+ */
+interface Step extends StatusPatch {
+  by?: readonly string[]
+}
+
 /** How long a written batch stays overlaid on reads that began before it committed. */
 const COMMITTED_OVERLAY_MS = 30_000
 
@@ -36,8 +45,12 @@ export const LIVE_PHASES: ReadonlySet<string> = new Set(['provisioning', 'clonin
  * A report made with `liveOnly` (an agent's own credential) is written only if the agent is live
  * (LIVE_PHASES) when its batch is written: the row is read in the same transaction, once per
  * agent and batch, and the report is refused with 409 `agent_not_running` otherwise (with the
- * other reports on that agent in the batch, whose steps it shares). Until then such reports are
- * not overlaid on reads, so a refused one never shows.
+ * other reports on that agent in the batch, whose steps it shares). A report made with
+ * `tokenHash` (the agent token its request carried, resolved from a cache) is written only if
+ * that token is unrevoked and unexpired then: read in the same transaction, once per token and
+ * batch, so a revocation committed on any replica holds at once; a refused one answers 401 and
+ * its steps are not written (the same agent's steps of other tokens are). Until checked, such
+ * reports are not overlaid on reads, so a refused one never shows.
  *
  * A read takes `readMark()` before it reads the row. A batch that commits after that mark is
  * still overlaid on that read: on PostgreSQL the read runs on another connection and may have
@@ -54,10 +67,13 @@ export interface StatusWriterOptions {
    * their answer (hooks), throughput follows latency, and 5 ms halved it in the status bench.
    */
   lingerMs?: number
+  /** A token a write refused (revoked, maybe on another replica): drop it from the auth cache. */
+  onRefusedToken?: (tokenHash: string) => void
 }
 
 interface Waiter {
   agentId: string
+  tokenHash?: string
   resolve: () => void
   reject: (err: unknown) => void
 }
@@ -66,7 +82,7 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
   const intervalMs = options.intervalMs ?? 200
   const eager = options.eager ?? true
   const lingerMs = options.lingerMs ?? 0
-  const pending = new Map<string, StatusPatch[]>()
+  const pending = new Map<string, Step[]>()
   // Who waits for the reports in `pending`: answered when the batch that takes them commits.
   let waiting: Waiter[] = []
   let scheduled = false
@@ -75,7 +91,7 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
   let uncheckedInflight = new Set<string>()
   // The batch being written: still overlaid on reads until its transaction commits, or a read
   // in between would see neither the report nor the row it becomes.
-  let inflight = new Map<string, StatusPatch[]>()
+  let inflight = new Map<string, Step[]>()
   // Written batches, per agent (later fields win), with the epoch of their commit.
   const committed = new Map<string, {patch: StatusPatch; epoch: number; at: number}>()
   let epoch = 0
@@ -99,10 +115,14 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
     flushing = (async () => {
       // Agents not live when their batch was written: what the refusal says.
       const refused = new Map<string, {name: string; phase: string}>()
+      // Tokens checked in this write (true: still valid), and the steps written per agent.
+      const tokens = new Map<string, boolean>()
+      const written = new Map<string, Step[]>()
       try {
-        const now = iso(deps.clock.now())
+        const nowDate = deps.clock.now()
+        const now = iso(nowDate)
         await deps.store.transaction(async (tx) => {
-          for (const [agentId, steps] of batch) {
+          for (const [agentId, all] of batch) {
             if (check.has(agentId)) {
               // In the transaction that writes: a stop written before it is seen (SQLite
               // serialises writers; PostgreSQL reads what committed before this statement).
@@ -112,6 +132,15 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
                 continue
               }
             }
+            for (const step of all) {
+              for (const hash of step.by ?? []) {
+                if (tokens.has(hash)) continue
+                const t = await tx.agents.tokenByHash(hash)
+                tokens.set(hash, !!t && !t.revokedAt && Date.parse(t.expiresAt) > nowDate.getTime())
+              }
+            }
+            const steps = all.filter((step) => !step.by?.some((hash) => !tokens.get(hash)))
+            written.set(agentId, steps)
             for (const p of steps) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, error: p.error, lastHeartbeatAt: p.heartbeatAt}, now)
           }
         })
@@ -119,13 +148,16 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
         const at = performance.now()
         // Only what is still in flight: forget() during the write removed an agent on purpose.
         for (const [agentId, steps] of batch) {
-          if (inflight.get(agentId) !== steps || refused.has(agentId)) continue
-          committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...steps])!, epoch, at})
+          const done = written.get(agentId)
+          if (inflight.get(agentId) !== steps || !done?.length) continue
+          committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...done])!, epoch, at})
         }
+        for (const [hash, ok] of tokens) if (!ok) options.onRefusedToken?.(hash)
         for (const w of waiters) {
           const no = refused.get(w.agentId)
-          if (!no) w.resolve()
-          else w.reject(new AppError('agent_not_running', `agent ${no.name} is not running (phase ${no.phase}): its session is not one the Hub holds, so its reports are refused; start it again`, {phase: no.phase}))
+          if (no) w.reject(new AppError('agent_not_running', `agent ${no.name} is not running (phase ${no.phase}): its session is not one the Hub holds, so its reports are refused; start it again`, {phase: no.phase}))
+          else if (w.tokenHash && tokens.get(w.tokenHash) === false) w.reject(new AppError('unauthorized', 'agent token revoked or unknown'))
+          else w.resolve()
         }
       } catch (err) {
         // Keep the reports for the next round rather than lose them, before the newer ones; not
@@ -149,6 +181,18 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
       }
     })()
     return flushing
+  }
+
+  // Reports come many per millisecond under load; one date string serves them all.
+  let lastMs = -1
+  let lastIso = ''
+  function nowIso(): string {
+    const d = deps.clock.now()
+    if (d.getTime() !== lastMs) {
+      lastMs = d.getTime()
+      lastIso = iso(d)
+    }
+    return lastIso
   }
 
   function schedule(): void {
@@ -177,15 +221,18 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
   return {
     /**
      * Queues a report; resolves once the transaction holding it has committed (or once forget()
-     * dropped it), rejects when that write failed (the report is still kept for the next round)
-     * or, with `liveOnly`, with 409 `agent_not_running` when the agent was not live then. A
+     * dropped it), rejects when that write failed (the report is still kept for the next round),
+     * with `liveOnly` with 409 `agent_not_running` when the agent was not live then, and with
+     * `tokenHash` with 401 `unauthorized` when that agent token was revoked or expired then. A
      * caller that does not wait (a broker's liveness) may ignore the promise.
      */
-    report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}, opts: {liveOnly?: boolean} = {}): Promise<void> {
-      const step = {heartbeatAt: patch.heartbeatAt ?? iso(deps.clock.now()), ...defined(patch)}
+    report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}, opts: {liveOnly?: boolean; tokenHash?: string} = {}): Promise<void> {
+      const step: Step = {heartbeatAt: patch.heartbeatAt ?? nowIso(), ...defined(patch)}
+      if (opts.tokenHash) step.by = [opts.tokenHash]
       pending.set(agentId, compact([...(pending.get(agentId) ?? []), step]))
-      if (opts.liveOnly) unchecked.add(agentId)
-      const stored = new Promise<void>((resolve, reject) => waiting.push({agentId, resolve, reject}))
+      if (opts.liveOnly || opts.tokenHash) unchecked.add(agentId)
+      const tokenHash = opts.tokenHash
+      const stored = new Promise<void>((resolve, reject) => waiting.push({agentId, tokenHash, resolve, reject}))
       // Handled here so that an ignored promise of a failed write is no unhandled rejection.
       stored.catch(() => {})
       if (eager) schedule()
@@ -240,10 +287,17 @@ function defined(patch: Partial<StatusPatch>): Partial<StatusPatch> {
 }
 
 /** Layers merged in order (later fields win); undefined when there is none. */
-function merged(layers: Array<StatusPatch | undefined>): StatusPatch | undefined {
-  const present = layers.filter((l): l is StatusPatch => l !== undefined)
+function merged(layers: Array<Step | undefined>): Step | undefined {
+  const present = layers.filter((l): l is Step => l !== undefined)
   if (present.length <= 1) return present[0]
-  return Object.assign({}, ...present) as StatusPatch
+  return Object.assign({}, ...present) as Step
+}
+
+/** Whether two steps came with the same tokens (or both without one). */
+function sameTokens(a: Step, b: Step): boolean {
+  const x = a.by ?? []
+  const y = b.by ?? []
+  return x.length === y.length && x.every((h, i) => h === y[i])
 }
 
 /**
@@ -251,16 +305,18 @@ function merged(layers: Array<StatusPatch | undefined>): StatusPatch | undefined
  * either of them a bare heartbeat: later fields win), then at most MAX_STEPS: the oldest fold
  * into one (their latest fields), so the newest changes keep their own events.
  */
-function compact(steps: StatusPatch[]): StatusPatch[] {
-  const out: StatusPatch[] = []
-  const bare = (s: StatusPatch) => s.phase === undefined && s.activity === undefined
+function compact(steps: Step[]): Step[] {
+  const out: Step[] = []
+  const bare = (s: Step) => s.phase === undefined && s.activity === undefined
   for (const step of steps) {
     const last = out.at(-1)
-    const same = last && (bare(last) || ((step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity)))
+    const same = last && sameTokens(last, step) && (bare(last) || ((step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity)))
     if (same) out[out.length - 1] = {...last, ...step}
     else out.push(step)
   }
   if (out.length <= MAX_STEPS) return out
   const folded = out.length - MAX_STEPS + 1
-  return [merged(out.slice(0, folded))!, ...out.slice(folded)]
+  const oldest = out.slice(0, folded)
+  const by = [...new Set(oldest.flatMap((s) => s.by ?? []))]
+  return [{...merged(oldest)!, by: by.length ? by : undefined}, ...out.slice(folded)]
 }
