@@ -8,7 +8,7 @@ import {request} from 'node:http'
 import {request as httpsRequest} from 'node:https'
 import type {ApprovalDto} from '../api/approval.js'
 import {agentToken, hubPost} from './hub-post.js'
-import type {PermissionAsk} from './harnesses/permission-hook.js'
+import {askTimeoutMs, type PermissionAsk} from './harnesses/permission-hook.js'
 
 const POLL_S = 25
 
@@ -42,7 +42,7 @@ export async function askApproval(env: NodeJS.ProcessEnv, ask: PermissionAsk, wa
   let approval: ApprovalDto
   try {
     const url = new URL(`/api/v1/agents/${encodeURIComponent(agentId)}/approvals`, endpoint)
-    const res = await hubPost(url, token, JSON.stringify({tool: ask.tool, summary: ask.summary, input: ask.input ?? null, waitSeconds}), 10_000)
+    const res = await hubPost(url, token, JSON.stringify({tool: ask.tool, summary: ask.summary, input: ask.input ?? null, waitSeconds}), askTimeoutMs(waitSeconds))
     if (res.status !== 201) {
       log(`the Hub answered ${res.status} to a permission request`)
       return null

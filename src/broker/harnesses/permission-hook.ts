@@ -42,6 +42,15 @@ export function approvalWaitSeconds(env: Record<string, string | undefined>): nu
 export const HOOK_TIMEOUT_MARGIN_S = 30
 
 /**
+ * How long the hook waits for the Hub to answer its request (`POST /agents/:id/approvals`). A
+ * hook that gives up while the Hub still takes the request leaves a pending approval nobody waits
+ * on: a person's allow then runs nothing. Measured (approvals bench, 10 Claude Code agents at
+ * load ~58 on 2 cores): the Hub answered after more than 10 s, the old bound. The hook is there
+ * to wait, so it waits long, within the time its harness gives it.
+ */
+export const askTimeoutMs = (waitSeconds: number) => Math.min(60, waitSeconds) * 1000
+
+/**
  * A `PermissionRequest` payload (Claude Code's and Codex's: `tool_name`, `tool_input`) as a
  * request; null for any other event. `summarize` is the module's own summary of a tool's input.
  */
