@@ -9,7 +9,7 @@
 // hook learning the decision (its SVC_HOOK_TRACE line, written as its long-poll returned); from
 // there to the command (the hook printing and exiting, Claude Code reading its answer, its Bash
 // tool's shell starting the command). Printed, never asserted.
-import {existsSync, readFileSync} from 'node:fs'
+import {copyFileSync, existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {until} from '../lib.mjs'
 
@@ -47,10 +47,11 @@ function hookLearned(tracePath, approvalId) {
  * Runs the part on a Hub whose `claude` harness config points at `model` and sets
  * SVC_HOOK_TRACE to `trace` (a path relative to each agent's work tree).
  */
-export async function claudeApprovalsPart({api, project, model, trace, agents: count, rounds, removeAgent, out, load}) {
+export async function claudeApprovalsPart({api, project, model, trace, debug, agents: count, rounds, removeAgent, out, load}) {
   model.respond(approvalsScript(rounds))
   const agents = []
   const samples = []
+  const missed = []
   try {
     for (let i = 0; i < count; i++) {
       const {agent} = await api('POST', '/agents', {name: `appr${i}`, projectId: project.id, harnessConfig: 'claude', task: `run the round commands (${i})`})
@@ -74,17 +75,25 @@ export async function claudeApprovalsPart({api, project, model, trace, agents: c
       }
       for (const s of sent) {
         const agent = agents.find((a) => a.id === s.approval.agentId)
-        const ns = await until(async () => readFileSync(join(agent.dir, file), 'utf8').trim(), 120_000, `${file} of ${agent.id}`, 20)
-        const ran = Number(BigInt(ns) / 1000n) / 1000
+        const ns = await until(async () => readFileSync(join(agent.dir, file), 'utf8').trim(), 120_000, `${file} of ${agent.id}`, 20).catch(() => null)
         const learned = hookLearned(join(agent.dir, trace), s.approval.id)
+        if (ns === null) {
+          // Allowed on the Hub, never run: the hook had stopped waiting (its trace tells).
+          missed.push(`${agent.id} round ${round}: ${learned ? `the hook learned ${learned.state}` : 'no hook learned the decision'}`)
+          continue
+        }
+        const ran = Number(BigInt(ns) / 1000n) / 1000
         samples.push({total: ran - s.at, route: s.answered - s.at, hook: learned ? learned.answeredAt - s.at : NaN, after: learned ? ran - learned.answeredAt : NaN})
       }
+      if (missed.length) break
       out(`  round ${round + 1}: ${count} pending, decided; decision -> command started: median ${ms(pct(samples.slice(-count).map((s) => s.total), 50))}, max ${ms(Math.max(...samples.slice(-count).map((s) => s.total)))} (load ${loadAt})`)
     }
   } finally {
     model.respond(null)
+    if (debug) for (const a of agents) if (existsSync(join(a.dir, debug.from))) copyFileSync(join(a.dir, debug.from), join(debug.to, `${a.id}.log`))
     await Promise.all(agents.map((a) => removeAgent(a.id)))
   }
+  for (const m of missed) out(`  NEVER RAN within 120 s of its allow: ${m}`)
   const col = (k) => samples.map((s) => s[k]).filter(Number.isFinite)
   const row = (name, xs) => out(`    ${name.padEnd(46)} n=${xs.length}  p50 ${ms(pct(xs, 50))}  p99 ${ms(pct(xs, 99))}  max ${ms(Math.max(...xs))}`)
   out(`  where the time went (each from the decision being sent):`)
@@ -93,5 +102,5 @@ export async function claudeApprovalsPart({api, project, model, trace, agents: c
   row('hook answer -> command started (Claude Code)', col('after'))
   const total = col('total')
   const [p50, p99] = [pct(total, 50), pct(total, 99)]
-  out(`approvals (Claude Code): ${count} agents waiting at once, ${total.length} decisions; decision -> command started: median ${ms(p50)} (target <= 300 ms: ${verdict(p50 <= 300)}), p99 ${ms(p99)} (target <= 1000 ms: ${verdict(p99 <= 1000)}); load ${load()}`)
+  out(`approvals (Claude Code): ${count} agents waiting at once, ${total.length} decisions; decision -> command started: median ${ms(p50)} (target <= 300 ms: ${verdict(p50 <= 300)}), p99 ${ms(p99)} (target <= 1000 ms: ${verdict(p99 <= 1000 && !missed.length)})${missed.length ? `; ${missed.length} allowed commands never ran` : ''}; load ${load()}`)
 }
