@@ -76,21 +76,40 @@ export function verifySignature(
   return null
 }
 
-/** Remembers nonces for the skew window so a signed request is accepted once. */
+/**
+ * Remembers nonces for the skew window so a signed request is accepted once.
+ *
+ * The Map keeps insertion order, and a nonce is (re)inserted with the time it was accepted, so
+ * the oldest entries are at its front: each call drops expired entries from the front until the
+ * first live one. That is O(1) amortized per call (each entry is dropped once), where a sweep
+ * of every entry once the cache passed 10k cost a full scan per call under a steady flood.
+ * A clock that steps back only delays expiry of what was inserted after it (the front stops at
+ * the first live entry); nothing expires early, so a replay is never accepted in its window.
+ */
 export class NonceCache {
   private readonly seen = new Map<string, number>()
   constructor(private readonly windowMs = MAX_SKEW_SECONDS * 2 * 1000) {}
 
   /** True the first time a nonce is seen within the window. */
   accept(nonce: string, nowMs = Date.now()): boolean {
-    if (this.seen.size > 10_000) this.sweep(nowMs)
+    this.expire(nowMs)
     const at = this.seen.get(nonce)
     if (at !== undefined && nowMs - at < this.windowMs) return false
+    // Deleted first so it moves to the back: Map.set on an existing key keeps its old place.
+    this.seen.delete(nonce)
     this.seen.set(nonce, nowMs)
     return true
   }
 
-  private sweep(nowMs: number) {
-    for (const [n, at] of this.seen) if (nowMs - at >= this.windowMs) this.seen.delete(n)
+  /** Nonces remembered now (for tests and metrics). */
+  get size(): number {
+    return this.seen.size
+  }
+
+  private expire(nowMs: number) {
+    for (const [n, at] of this.seen) {
+      if (nowMs - at < this.windowMs) return
+      this.seen.delete(n)
+    }
   }
 }
