@@ -13,6 +13,7 @@ import {AppError} from '../../api/app-error.js'
 import {findExecutable} from '../sandbox/host.js'
 import {runCommand} from '../runtimes/run-command.js'
 import {BASE_RECIPE, baseImageTag, recipeHash, type BaseImageRecipe} from './base-recipe.js'
+import {withBuildLock} from './build-lock.js'
 
 export interface BuildOptions {
   engine: 'podman' | 'docker'
@@ -94,17 +95,31 @@ export async function buildBaseImage(o: BuildOptions): Promise<BuildResult> {
   const say = o.progress ?? (() => {})
   const cacheDir = o.cacheDir ?? defaultCacheDir(env)
   const rootfs = join(cacheDir, `${recipe.suite}-${recipeHash(recipe)}.tar`)
-  const has = await runCommand(bin, ['image', 'inspect', '--format', '{{.Id}}', image], {env, timeoutMs: 60_000}).catch((err: Error) => {
-    throw fail(`${bin} cannot be run: ${err.message} (Debian: apt-get install ${o.engine === 'podman' ? 'podman runc' : 'docker.io'})`)
-  })
-  if (has.code === 0 && !o.force) return {image, engine: o.engine, built: false, rootfs, rootfsCached: existsSync(rootfs)}
-  const rootfsCached = existsSync(rootfs) && !o.force
-  if (!rootfsCached) await debootstrapTar(recipe, rootfs, o.mirror ?? debianMirror(recipe.suite, hostAptSources()) ?? 'http://deb.debian.org/debian', env, say)
-  else say(`using the cached root file system ${rootfs}`)
-  say(`importing ${image} into ${o.engine}`)
-  const imp = await runCommand(bin, ['import', '--change', 'CMD ["/bin/bash"]', rootfs, image], {env, timeoutMs: 600_000})
-  if (imp.code !== 0) throw fail(`${bin} import failed: ${imp.stderr || `exit code ${imp.code}`}`)
-  return {image, engine: o.engine, built: true, rootfs, rootfsCached}
+  const present = async () => {
+    const has = await runCommand(bin, ['image', 'inspect', '--format', '{{.Id}}', image], {env, timeoutMs: 60_000}).catch((err: Error) => {
+      throw fail(`${bin} cannot be run: ${err.message} (Debian: apt-get install ${o.engine === 'podman' ? 'podman runc' : 'docker.io'})`)
+    })
+    return has.code === 0 && !o.force
+  }
+  const unchanged = (): BuildResult => ({image, engine: o.engine, built: false, rootfs, rootfsCached: existsSync(rootfs)})
+  if (await present()) return unchanged()
+  // Another build of the same recipe on this host (another `svc image build`, another broker's
+  // first agent) is waited for, then found done, instead of repeated.
+  const lock = join(cacheDir, `${recipe.suite}-${recipeHash(recipe)}.lock`)
+  return withBuildLock(
+    lock,
+    async () => {
+      if (await present()) return unchanged()
+      const rootfsCached = existsSync(rootfs) && !o.force
+      if (!rootfsCached) await debootstrapTar(recipe, rootfs, o.mirror ?? debianMirror(recipe.suite, hostAptSources()) ?? 'http://deb.debian.org/debian', env, say)
+      else say(`using the cached root file system ${rootfs}`)
+      say(`importing ${image} into ${o.engine}`)
+      const imp = await runCommand(bin, ['import', '--change', 'CMD ["/bin/bash"]', rootfs, image], {env, timeoutMs: 600_000})
+      if (imp.code !== 0) throw fail(`${bin} import failed: ${imp.stderr || `exit code ${imp.code}`}`)
+      return {image, engine: o.engine, built: true, rootfs, rootfsCached}
+    },
+    {waiting: () => say(`waiting for another build of ${image} on this host`)},
+  )
 }
 
 async function debootstrapTar(recipe: BaseImageRecipe, target: string, mirror: string, env: NodeJS.ProcessEnv, say: (line: string) => void) {
