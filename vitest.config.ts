@@ -1,4 +1,5 @@
 import {defineConfig} from 'vitest/config'
+import {LongestFirstSequencer} from './test/helpers/sequencer.js'
 
 export default defineConfig({
   test: {
@@ -14,5 +15,6 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 4,
     globalSetup: ['test/helpers/global-setup.ts'],
+    sequence: {sequencer: LongestFirstSequencer},
   },
 })
