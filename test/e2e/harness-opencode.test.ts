@@ -88,6 +88,12 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
         '    env:',
         `      OPENCODE_CONFIG_CONTENT: ${JSON.stringify(JSON.stringify(asking))}`,
         '      ANTHROPIC_API_KEY: sk-test-not-a-real-key',
+        // OpenCode's start takes some 20 s of CPU (a 185 MB Bun program): at the default nice 10,
+        // on a machine as loaded as CI, it waited minutes for the CPU (docs/harnesses.md, OpenCode).
+        'runtimes:',
+        '  local:',
+        '    type: local',
+        '    nice: 0',
         '',
       ].join('\n'),
     )
@@ -179,11 +185,30 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
     expect(ok).toMatchObject({detail: '', error: null})
   })
 
-  it('with permission bash "ask": waiting_for_input naming the command, approved through svc keys, then executing and idle with its effect', async () => {
-    // A second agent, of the asking config, in the same project. Its command writes the file, then
-    // runs until the test makes a flag file in the worktree (the sandbox's /tmp is private), so
-    // the test's polling of the agent sees its `executing` for certain (an `executing` as short as
-    // one `echo` is over between two polls).
+  // A second agent, of the asking config, in the same project: its requests are approvals.
+  let asker: {id: string; ws: string}
+  const approvalsOf = async (id: string, state = '') => {
+    const token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
+    const res = await fetch(`${server.url}/api/v1/agents/${id}/approvals${state ? `?state=${state}` : ''}`, {headers: {authorization: `Bearer ${token}`}})
+    return ((await res.json()) as {approvals: Array<Record<string, any>>}).approvals
+  }
+  /** The one pending approval the person sees in GET /api/v1/approvals, once there is one. */
+  const pendingApproval = async (id: string, timeoutMs = 240_000) => {
+    const token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
+    return waitFor(
+      async () => {
+        const res = await fetch(`${server.url}/api/v1/approvals?state=pending`, {headers: {authorization: `Bearer ${token}`}})
+        return ((await res.json()) as {approvals: Array<Record<string, any>>}).approvals.find((a) => a.agentId === id)
+      },
+      timeoutMs,
+      `a pending approval of the asking agent (pane:\n${pane(id)}\nOpenCode's log:\n${openCodeLog(id)})`,
+    )
+  }
+
+  it('with permission bash "ask": the request is an approval; svc agent approve runs the command, no key sent, the dialog goes', async () => {
+    // The command writes the file, then runs until the test makes a flag file in the worktree (the
+    // sandbox's /tmp is private), so the test's polling of the agent sees its `executing` for
+    // certain (an `executing` as short as one `echo` is over between two polls).
     const command = 'echo approved > asked.txt; while [ ! -e .svc-test-approved ]; do sleep 0.1; done'
     model.push({tool: 'bash', args: {command, description: 'write asked.txt'}}, {text: 'I wrote asked.txt'})
     const before = model.requests.length
@@ -192,24 +217,25 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
     const id: string = r.json.agent.id
     expect(r.json.agent).toMatchObject({name: 'ask', phase: 'running', harnessConfig: 'opencode-ask', workspace: {branch: 'svc/ask'}})
     const ws: string = r.json.agent.workspace.path
+    asker = {id, ws}
     await model.waitForRequest((q) => !q.side && lastUserText(q.body).includes('write asked.txt'), 240_000, 'the task as the first prompt', before)
 
-    // OpenCode stops at its permission dialog; the plugin's permission.asked names the command.
-    const waiting = await waitActivity((a) => a.activity === 'waiting_for_input', 'waiting_for_input at the permission prompt', 240_000, id)
-    expect(waiting.detail).toBe(`bash: ${command}`)
-    // The hook may report before the dialog is drawn: answer it once it is on the screen. OpenCode
-    // 1.18's dialog offers "Allow once   Allow always   Reject" with the first selected, so Enter
-    // allows this one command.
+    // OpenCode asks (permission.asked): the plugin's hook holds the request on the Hub.
+    const asked = await pendingApproval(id)
+    expect(asked).toMatchObject({agentId: id, tool: 'bash', summary: command, state: 'pending', input: {patterns: expect.any(Array), metadata: {command}}})
+    const waiting = await waitActivity((a) => a.activity === 'waiting_for_input', 'waiting_for_input at the permission prompt', 60_000, id)
+    expect(waiting.detail).toBe(`Permission: bash: ${command}`)
+    // The TUI's own dialog is up meanwhile (OpenCode 1.18: "Allow once   Allow always   Reject").
     await waitFor(() => /Permission required/.test(pane(id)) && /Allow once/.test(pane(id)), 60_000, `the permission dialog (pane:\n${pane(id)})`)
     expect(existsSync(join(ws, 'asked.txt'))).toBe(false)
-    const keys = await svc(['keys', 'ask', 'Enter', '--json'])
-    expect(keys.code, keys.stderr + keys.stdout).toBe(0)
 
-    // Approved (permission.replied): back to executing the command asked about, which now runs.
+    // Allowed through svc: the plugin replies to OpenCode itself; nothing is typed into the terminal.
+    const ok = await svc(['agent', 'approve', 'ask', '--json'])
+    expect(ok.code, ok.stderr + ok.stdout).toBe(0)
+    expect(ok.json.approval).toMatchObject({id: asked.id, state: 'allowed', decidedBy: {kind: 'user'}})
     const running = await waitActivity((a) => a.activity === 'executing', 'executing once approved', 240_000, id)
     expect(running.detail).toBe(`bash: ${command}`)
     await waitFor(() => existsSync(join(ws, 'asked.txt')), 60_000, 'the approved command writes asked.txt')
-    // The command runs before OpenCode has redrawn its screen on a loaded machine.
     await waitFor(() => !/Permission required/.test(pane(id)), 60_000, 'the permission dialog gone from the screen')
     writeFileSync(join(ws, '.svc-test-approved'), '')
 
@@ -219,5 +245,43 @@ describe('svc agent create --harness opencode against a workstation Hub', {timeo
     expect(readFileSync(join(ws, 'asked.txt'), 'utf8')).toBe('approved\n')
     // The session's usage came with the idle report: the tool call and the answer, 100 + 10 tokens each.
     expect(idle.usage).toMatchObject({modelCalls: 2, inputTokens: 200, outputTokens: 20})
+    expect((await approvalsOf(id)).map((a) => a.state)).toEqual(['allowed'])
+  })
+
+  it('svc agent approve --deny --reason: the command does not run and the model reads the reason as the tool\'s error', async () => {
+    const {id, ws} = asker
+    model.push({tool: 'bash', args: {command: 'echo no > denied.txt', description: 'write denied.txt'}}, {text: 'Not writing denied.txt.'})
+    const before = model.requests.length
+    expect((await svc(['message', 'ask', 'now write denied.txt', '--json'])).code).toBe(0)
+    const asked = await pendingApproval(id, 120_000)
+    expect(asked).toMatchObject({tool: 'bash', summary: 'echo no > denied.txt'})
+    const no = await svc(['agent', 'approve', 'ask', '--deny', '--reason', 'no', '--json'])
+    expect(no.code, no.stderr + no.stdout).toBe(0)
+    expect(no.json.approval).toMatchObject({id: asked.id, state: 'denied', reason: 'no'})
+    // OpenCode turns the reply's message into the tool's error and goes on with the turn.
+    const toolText = (q: {body: any}) => (q.body?.messages ?? []).filter((m: any) => m.role === 'tool').map((m: any) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n')
+    const next = await model.waitForRequest((q) => !q.side && toolText(q).includes('Denied by the user (through svc): no'), 120_000, 'the deny reason in the tool result', before)
+    expect(toolText(next)).toContain('rejected permission to use this specific tool call with the following feedback: Denied by the user (through svc): no')
+    const idle = await waitActivity((a) => a.activity === 'idle' && a.turns === 2, 'idle after the denied command', 120_000, id)
+    expect(idle.detail).toBe('')
+    expect(existsSync(join(ws, 'denied.txt'))).toBe(false)
+  })
+
+  it('answered in the TUI first: the command runs and the approval is recorded answered at the terminal', async () => {
+    const {id, ws} = asker
+    model.push({tool: 'bash', args: {command: 'echo tui > tui.txt', description: 'write tui.txt'}}, {text: 'I wrote tui.txt'})
+    expect((await svc(['message', 'ask', 'now write tui.txt', '--json'])).code).toBe(0)
+    const asked = await pendingApproval(id, 120_000)
+    // The hook may ask before the dialog is drawn: answer it once it is on the screen (Enter: "Allow once").
+    await waitFor(() => /Permission required/.test(pane(id)) && /Allow once/.test(pane(id)), 60_000, `the permission dialog (pane:\n${pane(id)})`)
+    const keys = await svc(['keys', 'ask', 'Enter', '--json'])
+    expect(keys.code, keys.stderr + keys.stdout).toBe(0)
+    await waitFor(() => existsSync(join(ws, 'tui.txt')), 60_000, 'the command answered in the TUI writes tui.txt')
+    const answered = await waitFor(async () => (await approvalsOf(id)).find((a) => a.id === asked.id && a.state !== 'pending'), 60_000, 'the approval no longer pending')
+    expect(answered).toMatchObject({state: 'answered', decidedBy: {kind: 'terminal'}})
+    await waitActivity((a) => a.activity === 'idle' && a.turns === 3, 'idle after the command answered in the TUI', 120_000, id)
+    // A decision too late changes nothing.
+    const late = await svc(['agent', 'approve', 'ask', '--json'])
+    expect(late.code).toBe(1)
   })
 })

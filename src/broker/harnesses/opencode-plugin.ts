@@ -7,6 +7,14 @@
  * a finished agent showing `thinking`. It keeps each session's token totals itself, so the idle
  * event carries cumulative usage and the hook does no I/O, the error a turn stopped on
  * (`lastError`), and whether it ends a turn (`endsTurn`).
+ *
+ * A permission request (`permission.asked`) becomes an approval on the Hub: its hook asks and
+ * waits for the decision outside that queue (a person may take minutes; the activity of the rest
+ * goes on), prints `{"pending": true}` once the Hub holds it, then the reply, which the plugin
+ * gives OpenCode through the SDK client OpenCode hands it (`POST /permission/:id/reply`
+ * `{reply, message}`). The TUI's dialog stays up meanwhile: whichever answers first wins (OpenCode
+ * refuses the later reply as unknown); an answer in the TUI ends the approval `answered` on the
+ * Hub through the `thinking` that follows. See opencode.ts (`permissionAskOf`).
  */
 export const PLUGIN_FILE = 'svc-hooks.js'
 
@@ -15,7 +23,7 @@ export function pluginSource(hookCommand: string[]): string {
 import {spawn} from 'node:child_process'
 
 const HOOK = ${JSON.stringify(hookCommand)}
-const FORWARD = new Set(['session.status', 'session.idle', 'session.error', 'permission.asked', 'permission.updated', 'permission.replied', 'question.asked', 'question.replied', 'question.rejected'])
+const FORWARD = new Set(['session.status', 'session.idle', 'session.error', 'permission.updated', 'question.asked', 'question.replied', 'question.rejected'])
 // sessionID -> messageID -> the assistant message's latest token counts and cost
 const usage = new Map()
 // Sub-agent sessions (task tool) have a parent: their idle is not the agent's turn ending.
@@ -62,6 +70,60 @@ function send(event, payload) {
   queue = queue.then(() => run(event, body))
 }
 
+// A permission request waits for its approval in a hook of its own. It starts after the hooks
+// before it (the tool's executing reaches the Hub first) and holds back those after it until the
+// Hub holds the request (the hook's first line; or it exited, or HOOK_TIMEOUT_MS passed), so the
+// thinking after an answer in the TUI finds the approval pending and marks it answered.
+function ask(client, request) {
+  const body = JSON.stringify(request)
+  queue = queue.then(
+    () =>
+      new Promise((held) => {
+        const timer = setTimeout(held, HOOK_TIMEOUT_MS)
+        const release = () => {
+          clearTimeout(timer)
+          held()
+        }
+        let out = ''
+        try {
+          const child = spawn(HOOK[0], [...HOOK.slice(1), 'permission.asked'], {stdio: ['pipe', 'pipe', 'ignore']})
+          child.stdout.setEncoding('utf8')
+          child.stdout.on('data', (chunk) => {
+            out += chunk
+            if (out.includes('\\n')) release()
+          })
+          child.on('error', release)
+          child.on('close', () => {
+            release()
+            reply(client, request, out).catch(() => {})
+          })
+          child.stdin.on('error', () => {})
+          child.stdin.end(body)
+        } catch {
+          release()
+        }
+      }),
+  )
+}
+
+// The hook's decision, if it printed one (none: answered in the TUI, expired, or no Hub), given
+// to OpenCode. A request already answered in the TUI is unknown to OpenCode by now: refused, no harm.
+async function reply(client, request, out) {
+  let verdict
+  for (const line of out.split('\\n')) {
+    try {
+      const v = JSON.parse(line)
+      if (v && (v.reply === 'once' || v.reply === 'reject')) verdict = v
+    } catch {}
+  }
+  if (!verdict || !client || typeof request.id !== 'string') return
+  const body = {reply: verdict.reply, ...(typeof verdict.message === 'string' && {message: verdict.message})}
+  // The v2 SDK has the route as a method; the v1 client OpenCode 1.18 gives plugins has only the
+  // deprecated route, which takes no message, so the v2 route goes through its HTTP client.
+  if (typeof client.permission?.reply === 'function') await client.permission.reply({requestID: request.id, ...body})
+  else await client._client.post({url: '/permission/{requestID}/reply', path: {requestID: request.id}, body, headers: {'Content-Type': 'application/json'}})
+}
+
 function totals(sessionID) {
   const msgs = usage.get(sessionID)
   if (!msgs) return undefined
@@ -78,9 +140,12 @@ function totals(sessionID) {
   return t
 }
 
-export const SvcHooks = async () => ({
+export const SvcHooks = async (input) => ({
   event: async ({event}) => {
     const p = event.properties ?? {}
+    // A sub-agent's request waits like the agent's own (the TUI shows it the same way).
+    if (event.type === 'permission.asked') return ask(input?.client, p)
+    if (event.type === 'permission.replied') return send(event.type, {...p, lastTool: lastTool.get(p.sessionID)})
     if (event.type === 'session.created' || event.type === 'session.updated') {
       if (p.info?.parentID) children.add(p.info.id)
       return
@@ -109,7 +174,6 @@ export const SvcHooks = async () => ({
     }
     if (event.type === 'session.error' && sessionID) errors.set(sessionID, p.error)
     if (event.type === 'session.idle') send(event.type, {...p, usage: totals(sessionID), lastError: errors.get(sessionID), endsTurn: busy.delete(sessionID)})
-    else if (event.type === 'permission.replied') send(event.type, {...p, lastTool: lastTool.get(sessionID)})
     else send(event.type, p)
   },
   'tool.execute.before': async (input, output) => {

@@ -3,10 +3,11 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {prepareHarnessHome} from './prepare-home.js'
-import {opencode, toolDetail} from './opencode.js'
+import {opencode, permissionAskOf, toolDetail} from './opencode.js'
 import {pluginSource} from './opencode-plugin.js'
 import type {LaunchContext} from './types.js'
 import {harnessModule} from './registry.js'
+import {waitFor} from '../../../test/helpers/live-hub.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -19,7 +20,7 @@ function ctx(over: Partial<LaunchContext> = {}): LaunchContext {
   return {agentId: 'a1', agentName: 'fix', home, workdir: '/nonexistent/workdir', resume: false, env: {ANTHROPIC_API_KEY: 'sk-secret-value'}, authType: 'api-key', hookCommand: ['/usr/bin/node', '/opt/svc/bin/run.js', 'hook', 'opencode'], userHome: '/root', ...over}
 }
 
-describe('opencode harness module', () => {
+describe('opencode harness module', {timeout: 240_000}, () => {
   it('is registered under its type', () => {
     expect(harnessModule('opencode')).toBe(opencode)
   })
@@ -51,7 +52,7 @@ describe('opencode harness module', () => {
     await hooks.event(status('idle'))
     await hooks.event({event: {type: 'session.idle', properties: {sessionID: 's1'}}})
     const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [])
-    for (let i = 0; i < 100 && lines().length < 3; i++) await new Promise((r) => setTimeout(r, 50))
+    await waitFor(() => lines().length >= 3, 90_000, 'three hooks').catch(() => {})
     expect(lines()).toEqual(['session.status:busy', 'session.status:idle', 'session.idle:'])
   })
 
@@ -72,8 +73,82 @@ describe('opencode harness module', () => {
     // after the error (busy again); a clean one.
     for (const e of [busy, error, idle, idle, busy, error, busy, idle, busy, idle]) await hooks.event(e)
     const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter((l) => !l.startsWith('session.status')) : [])
-    for (let i = 0; i < 100 && lines().length < 7; i++) await new Promise((r) => setTimeout(r, 50))
+    await waitFor(() => lines().length >= 6, 90_000, 'six hooks').catch(() => {})
     expect(lines()).toEqual(['session.error', 'session.idle:APIError', 'session.idle:APIError:repeat', 'session.error', 'session.idle', 'session.idle'])
+  })
+
+  it('the plugin asks a permission outside the queue: after the hooks before it, holding those after it until the Hub holds the request, then replies through the SDK client', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
+    dirs.push(dir)
+    const log = join(dir, 'hooks.log')
+    const go = join(dir, 'decided')
+    // The approval hook says pending at once, then waits for the test's decision (a file); the
+    // others log their event. A hook before the request is slow: the request must wait for it.
+    const hook = join(dir, 'hook.mjs')
+    writeFileSync(
+      hook,
+      [
+        `import {appendFileSync, existsSync, readFileSync} from 'node:fs'`,
+        `const event = process.argv[2]`,
+        `const p = JSON.parse(readFileSync(0, 'utf8'))`,
+        `if (event === 'tool.execute.before') await new Promise((r) => setTimeout(r, 300))`,
+        `appendFileSync(${JSON.stringify(log)}, event + '\\n')`,
+        `if (event === 'permission.asked') {`,
+        `  process.stdout.write('{"pending":true}\\n')`,
+        `  while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 20))`,
+        `  process.stdout.write(readFileSync(${JSON.stringify(go)}, 'utf8'))`,
+        `  appendFileSync(${JSON.stringify(log)}, 'decided ' + p.id + '\\n')`,
+        `}`,
+      ].join('\n'),
+    )
+    const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [])
+    const until = (n: number) => waitFor(() => lines().length >= n, 90_000, `${n} hook lines (${lines().join(', ')})`)
+    const file = join(dir, 'svc-hooks-ask.mjs')
+    writeFileSync(file, pluginSource([process.execPath, hook]))
+    const {SvcHooks} = await import(file)
+    // OpenCode 1.18's plugin client (SDK v1): the v2 route through its HTTP client.
+    const posted: any[] = []
+    const v1 = await SvcHooks({client: {_client: {post: async (o: any) => posted.push(o)}}})
+    await v1['tool.execute.before']({tool: 'bash', sessionID: 's1', callID: 'c1'}, {args: {command: 'rm -rf build'}})
+    await v1.event({event: {type: 'permission.asked', properties: {id: 'per_1', sessionID: 's1', permission: 'bash', patterns: ['rm -rf build'], metadata: {command: 'rm -rf build'}}}})
+    await v1.event({event: {type: 'session.status', properties: {sessionID: 's1', status: {type: 'busy'}}}})
+    await until(3)
+    // The later hook ran while the request still waits for its decision.
+    expect(lines()).toEqual(['tool.execute.before', 'permission.asked', 'session.status'])
+    expect(posted).toEqual([])
+    writeFileSync(go, '{"reply":"reject","message":"Denied by the user (through svc): no"}\n')
+    await waitFor(() => posted.length > 0, 90_000, 'the reply')
+    expect(lines()[3]).toBe('decided per_1')
+    expect(posted).toEqual([{url: '/permission/{requestID}/reply', path: {requestID: 'per_1'}, body: {reply: 'reject', message: 'Denied by the user (through svc): no'}, headers: {'Content-Type': 'application/json'}}])
+
+    // A client with the v2 SDK's method. A hook that prints no reply (answered in the TUI,
+    // expired) replies nothing: the request after it is the only one replied to.
+    const replied: any[] = []
+    const v2 = await SvcHooks({client: {permission: {reply: async (o: any) => replied.push(o)}}})
+    writeFileSync(go, '')
+    await v2.event({event: {type: 'permission.asked', properties: {id: 'per_2', sessionID: 's2', permission: 'bash'}}})
+    await until(6)
+    expect(lines().slice(4)).toEqual(['permission.asked', 'decided per_2'])
+    writeFileSync(go, '{"reply":"once"}\n')
+    await v2.event({event: {type: 'permission.asked', properties: {id: 'per_3', sessionID: 's2', permission: 'bash'}}})
+    await waitFor(() => replied.length > 0, 90_000, 'the reply')
+    expect(replied).toEqual([{requestID: 'per_3', reply: 'once'}])
+  })
+
+  it('a permission request is asked as an approval; the hook prints pending, then the reply OpenCode takes', () => {
+    expect(opencode.permissionAsk).toBe(permissionAskOf)
+    // As OpenCode 1.18.33 sends it with permission.bash = ask.
+    const bash = {id: 'per_1', sessionID: 's', permission: 'bash', patterns: ['echo hi > made.txt', 'sleep 2'], always: ['echo *'], metadata: {command: 'echo hi > made.txt && sleep 2'}, tool: {messageID: 'm', callID: 'c'}}
+    expect(permissionAskOf('permission.asked', bash)).toEqual({tool: 'bash', summary: 'echo hi > made.txt && sleep 2', input: {patterns: ['echo hi > made.txt', 'sleep 2'], metadata: {command: 'echo hi > made.txt && sleep 2'}}})
+    expect(permissionAskOf('permission.asked', {permission: 'external_directory', patterns: ['/etc/*'], metadata: {filepath: '/etc/passwd', parentDir: '/etc'}})).toMatchObject({tool: 'external_directory', summary: '/etc/*'})
+    // An edit's diff too large for the Hub is left out; what it edits stays.
+    const edit = permissionAskOf('permission.asked', {permission: 'edit', patterns: ['src/a.ts'], metadata: {filepath: '/w/src/a.ts', diff: 'x'.repeat(100_000)}})
+    expect(edit).toEqual({tool: 'edit', summary: 'src/a.ts', input: {patterns: ['src/a.ts'], metadata: {filepath: '/w/src/a.ts'}}})
+    expect(permissionAskOf('permission.replied', bash)).toBeNull()
+    expect(permissionAskOf('permission.asked', null)).toEqual({tool: 'permission', summary: '', input: {patterns: [], metadata: {}}})
+    expect(JSON.parse(opencode.permissionPending!('permission.asked'))).toEqual({pending: true})
+    expect(opencode.permissionAnswer!('permission.asked', {behavior: 'allow'})).toBe('{"reply":"once"}\n')
+    expect(JSON.parse(opencode.permissionAnswer!('permission.asked', {behavior: 'deny', message: 'Denied by the user (through svc): no'}))).toEqual({reply: 'reject', message: 'Denied by the user (through svc): no'})
   })
 
   it('turns off update checks, the models catalogue fetch and LSP downloads', () => {
@@ -117,8 +192,9 @@ describe('opencode harness module', () => {
     expect(opencode.onHook('tool.execute.before', {tool: 'bash', args: {command: 'npm  test', description: 'run tests'}})).toEqual({activity: 'executing', detail: 'bash: npm test'})
     expect(opencode.onHook('tool.execute.after', {tool: 'bash'})).toEqual({activity: 'thinking'})
     // Payloads as OpenCode 1.18.33 sent them with permission.bash = ask.
-    expect(opencode.onHook('permission.asked', {id: 'per_1', sessionID: 's', permission: 'bash', patterns: ['echo hi > made.txt', 'sleep 2'], metadata: {command: 'echo hi > made.txt && sleep 2'}})).toEqual({activity: 'waiting_for_input', detail: 'bash: echo hi > made.txt && sleep 2'})
-    expect(opencode.onHook('permission.asked', {permission: 'external_directory', patterns: ['/etc/*']})).toEqual({activity: 'waiting_for_input', detail: 'external_directory: /etc/*'})
+    // (Reported so only when the Hub could not be asked for an approval.)
+    expect(opencode.onHook('permission.asked', {id: 'per_1', sessionID: 's', permission: 'bash', patterns: ['echo hi > made.txt', 'sleep 2'], metadata: {command: 'echo hi > made.txt && sleep 2'}})).toEqual({activity: 'waiting_for_input', detail: 'Permission: bash: echo hi > made.txt && sleep 2'})
+    expect(opencode.onHook('permission.asked', {permission: 'external_directory', patterns: ['/etc/*']})).toEqual({activity: 'waiting_for_input', detail: 'Permission: external_directory: /etc/*'})
     const lastTool = {tool: 'bash', args: {command: 'echo hi > made.txt && sleep 2'}}
     expect(opencode.onHook('permission.replied', {sessionID: 's', requestID: 'per_1', reply: 'once', lastTool})).toEqual({activity: 'executing', detail: 'bash: echo hi > made.txt && sleep 2'})
     expect(opencode.onHook('permission.replied', {sessionID: 's', requestID: 'per_1', reply: 'reject', lastTool})).toEqual({activity: 'thinking'})

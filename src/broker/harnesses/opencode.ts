@@ -3,13 +3,16 @@ import {join} from 'node:path'
 import {readJsonObject, unlinkPlantedLinks, writeJsonFile} from './json-file.js'
 import {PLUGIN_FILE, pluginSource} from './opencode-plugin.js'
 import {clipLine, toolDetail as detailOf} from './tool-detail.js'
+import type {PermissionAsk, PermissionVerdict} from './permission-hook.js'
 import type {HarnessModule, HookReport, LaunchContext, SessionUsage} from './types.js'
 import {SVC_MCP_ARGS, SVC_MCP_COMMAND, SVC_MCP_NAME} from './svc-mcp.js'
 
 /**
  * OpenCode (`opencode`, npm opencode-ai). Its interactive TUI runs in tmux; the task goes in as
  * `--prompt`, resume is `--continue`, the model `-m provider/model`. Activity comes from a plugin
- * svc writes into the agent's HOME (see opencode-plugin.ts). The config svc writes turns off
+ * svc writes into the agent's HOME (see opencode-plugin.ts), and so do approvals: the plugin runs
+ * `svc hook opencode permission.asked` for each permission request and gives OpenCode the
+ * decision the hook prints (`permissionAskOf`, `permissionReplyLine`). The config svc writes turns off
  * everything that would reach the network at first start besides the model (auto-update, the
  * models.dev catalogue fetch, LSP downloads, sharing); a config's env may add providers through
  * `OPENCODE_CONFIG_CONTENT` (merged over the file).
@@ -93,6 +96,40 @@ function usageOf(raw: any): SessionUsage | undefined {
   return u
 }
 
+/** What a person judges of an OpenCode permission request: the bash command, else its patterns (paths, URLs). */
+function permissionSummary(p: any): string {
+  if (typeof p.metadata?.command === 'string') return p.metadata.command
+  if (Array.isArray(p.patterns)) return p.patterns.filter((x: unknown) => typeof x === 'string').join(' ')
+  return typeof p.pattern === 'string' ? p.pattern : typeof p.title === 'string' ? p.title : ''
+}
+
+/** An edit's metadata carries its whole diff: past this it is left out of the approval's input (the Hub takes 64 KiB). */
+const METADATA_MAX = 32 * 1024
+
+/**
+ * OpenCode's `permission.asked` (`{id, sessionID, permission, patterns, metadata, always}`) as an
+ * approval: the tool is OpenCode's own permission name (`bash`, `edit`, `external_directory`, ...).
+ */
+export function permissionAskOf(event: string, payload: unknown): PermissionAsk | null {
+  if (event !== 'permission.asked') return null
+  const p: any = payload && typeof payload === 'object' ? payload : {}
+  const tool = typeof p.permission === 'string' && p.permission ? p.permission : 'permission'
+  const meta = p.metadata && typeof p.metadata === 'object' ? p.metadata : {}
+  const small = JSON.stringify(meta).length <= METADATA_MAX
+  const metadata = small ? meta : Object.fromEntries(['command', 'filepath', 'filePath'].filter((k) => typeof meta[k] === 'string').map((k) => [k, meta[k]]))
+  return {tool, summary: permissionSummary(p), input: {patterns: Array.isArray(p.patterns) ? p.patterns : [], metadata}}
+}
+
+/**
+ * The hook's lines the plugin reads (opencode-plugin.ts): `{"pending": true}` once the Hub holds
+ * the request, then the reply it gives OpenCode (`once`, or `reject` with the message the model
+ * reads as the tool's error). Nothing for answered or expired: the TUI's dialog decides.
+ */
+export const permissionPendingLine = () => `${JSON.stringify({pending: true})}\n`
+export function permissionReplyLine(v: PermissionVerdict): string {
+  return `${JSON.stringify(v.behavior === 'allow' ? {reply: 'once'} : {reply: 'reject', message: v.message ?? 'Denied.'})}\n`
+}
+
 /** What OpenCode says of an error (its session.error payload's `error`), on one line. */
 const errorDetail = (error: any) => clipLine(`error: ${errorMessage(error)}`)
 /** The agent's `error` for it: the provider's message (`APIError`: "Unauthorized", "fetch failed"...). */
@@ -137,9 +174,10 @@ export function onOpencodeHook(event: string, payload: unknown): HookReport | nu
       return {activity: 'thinking'}
     case 'permission.asked':
     case 'permission.updated': {
+      // Reported so only when the Hub could not be asked for an approval (which reports the same).
       const what = p.permission ?? p.type ?? 'permission'
-      const pattern = typeof p.metadata?.command === 'string' ? p.metadata.command : Array.isArray(p.patterns) ? p.patterns.join(' ') : (p.pattern ?? p.title ?? '')
-      return {activity: 'waiting_for_input', detail: clipLine(pattern ? `${what}: ${pattern}` : String(what))}
+      const pattern = permissionSummary(p)
+      return {activity: 'waiting_for_input', detail: clipLine(`Permission: ${pattern ? `${what}: ${pattern}` : String(what)}`)}
     }
     case 'question.asked':
       return {activity: 'waiting_for_input', detail: clipLine(`question: ${p.questions?.[0]?.question ?? ''}`.trim())}
@@ -183,4 +221,7 @@ export const opencode: HarnessModule = {
     await markInstalled(dir)
   },
   onHook: onOpencodeHook,
+  permissionAsk: permissionAskOf,
+  permissionPending: permissionPendingLine,
+  permissionAnswer: (_event, verdict) => permissionReplyLine(verdict),
 }
