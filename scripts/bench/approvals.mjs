@@ -33,7 +33,8 @@ const HUB_NODE_ARGS = (process.env.BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(
 const KEY = 'sk-ant-bench-key-for-the-scripted-server-0123456789'
 const TRACE = '.svc-hook-trace.jsonl'
 // BENCH_CLAUDE_DEBUG=<dir>: Claude Code writes its debug log (timestamped: hooks, tools) in each
-// agent's work tree, copied to <dir>/<agent>.log, to see where Claude Code's part goes.
+// agent's work tree, copied to <dir>/<agent>.log with its hooks' trace (<agent>.trace.jsonl), to see
+// where Claude Code's part goes.
 const DEBUG_DIR = process.env.BENCH_CLAUDE_DEBUG
 const CLAUDE_DEBUG = '.claude-debug.log'
 

@@ -90,7 +90,12 @@ export async function claudeApprovalsPart({api, project, model, trace, debug, ag
     }
   } finally {
     model.respond(null)
-    if (debug) for (const a of agents) if (existsSync(join(a.dir, debug.from))) copyFileSync(join(a.dir, debug.from), join(debug.to, `${a.id}.log`))
+    if (debug) {
+      for (const a of agents) {
+        if (existsSync(join(a.dir, debug.from))) copyFileSync(join(a.dir, debug.from), join(debug.to, `${a.id}.log`))
+        if (existsSync(join(a.dir, trace))) copyFileSync(join(a.dir, trace), join(debug.to, `${a.id}.trace.jsonl`))
+      }
+    }
     await Promise.all(agents.map((a) => removeAgent(a.id)))
   }
   for (const m of missed) out(`  NEVER RAN within 120 s of its allow: ${m}`)
