@@ -12,6 +12,7 @@ import {auditRepo, messagesRepo} from './repositories/messages.js'
 import {hubSettingsRepo} from './repositories/hub-settings.js'
 import {delegationAdoptionsRepo} from './repositories/delegation-adoptions.js'
 import {delegationEdgesRepo} from './repositories/delegation-edges.js'
+import {bulkPassRepo} from './repositories/bulk-pass.js'
 import {settingsSectionsRepo} from './repositories/settings-sections.js'
 import {projectSecretsRepo} from './repositories/project-secrets.js'
 import {createStoreEvents, type StoreEvents} from './events.js'
@@ -61,6 +62,7 @@ const repos = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', arrays: Arra
   audit: auditRepo(db),
   delegationEdges: delegationEdgesRepo(db),
   delegationAdoptions: delegationAdoptionsRepo(db, arrays),
+  bulkPass: bulkPassRepo(db, driver),
   locks: locksRepo(db, driver),
   replicas: replicasRepo(db),
 })

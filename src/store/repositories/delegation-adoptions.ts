@@ -1,4 +1,5 @@
 import type {Kysely, Selectable} from 'kysely'
+import {changed, compiledStatement} from '../compiled-statement.js'
 import type {Database, DelegationAdoptionsTable} from '../schema.js'
 import type {ArrayReader} from '../store.js'
 
@@ -97,6 +98,42 @@ const toRow = (a: NewAdoption): Selectable<DelegationAdoptionsTable> => ({
 // 19 columns a row: stay under SQLite's bound-parameter limit.
 const BATCH = 400
 
+// The columns `toRow` writes, in its order.
+const ROW_COLUMNS = Object.keys(toRow({} as NewAdoption)) as Array<keyof Selectable<DelegationAdoptionsTable>>
+/** A multi-row insert of `n` records, as SQL text (one text per batch size, built once). */
+const insertTexts = new Map<number, string>()
+const insertText = (n: number): string => {
+  let hit = insertTexts.get(n)
+  if (hit === undefined) {
+    const row = `(${ROW_COLUMNS.map(() => '?').join(', ')})`
+    insertTexts.set(n, (hit = `insert into delegation_adoptions (${ROW_COLUMNS.join(', ')}) values ${Array.from({length: n}, () => row).join(', ')}`))
+  }
+  return hit
+}
+
+/** Columns of a patch; `update` writes those present (undefined: left as is). */
+const PATCH_COLUMNS: ReadonlyArray<[keyof AdoptionPatch, string, ((v: unknown) => unknown)?]> = [
+  ['status', 'status'],
+  ['reason', 'reason'],
+  ['origin', 'origin'],
+  ['adoptedEdgeId', 'adopted_edge_id'],
+  ['actorKind', 'actor_kind'],
+  ['actorId', 'actor_id'],
+  ['afterSummary', 'after_summary', (v) => (v ? JSON.stringify(v) : null)],
+  ['revertedByKind', 'reverted_by_kind'],
+  ['revertedById', 'reverted_by_id'],
+  ['revertedAt', 'reverted_at'],
+  ['revertSummary', 'revert_summary', (v) => (v ? JSON.stringify(v) : null)],
+]
+/** The update's SQL text per set of patched columns (a start-up pass writes 100k of one shape). */
+const updateTexts = new Map<string, string>()
+const updateText = (columns: string[], conditional: boolean): string => {
+  const key = `${columns.join(',')}${conditional ? '?' : ''}`
+  let hit = updateTexts.get(key)
+  if (hit === undefined) updateTexts.set(key, (hit = `update delegation_adoptions set updated_at = ?${columns.map((c) => `, ${c} = ?`).join('')} where id = ?${conditional ? ' and status = ?' : ''}`))
+  return hit
+}
+
 export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReader = null) => {
   const filtered = (f: AdoptionFilter) => {
     let q = db.selectFrom('delegation_adoptions')
@@ -106,8 +143,17 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
     return q
   }
   return {
+    /** In batches of BATCH rows, each batch's statement text built once (a cohort snapshot writes 100k). */
     async insertMany(records: NewAdoption[]): Promise<void> {
-      for (let i = 0; i < records.length; i += BATCH) await db.insertInto('delegation_adoptions').values(records.slice(i, i + BATCH).map(toRow)).execute()
+      for (let i = 0; i < records.length; i += BATCH) {
+        const batch = records.slice(i, i + BATCH)
+        const params: unknown[] = []
+        for (const r of batch) {
+          const row = toRow(r)
+          for (const c of ROW_COLUMNS) params.push(row[c])
+        }
+        await compiledStatement(db, insertText(batch.length))(params)
+      }
     },
     async get(id: string): Promise<AdoptionRecord | null> {
       const r = await db.selectFrom('delegation_adoptions').selectAll().where('id', '=', id).executeTakeFirst()
@@ -177,26 +223,22 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
      * must not overwrite a record an admin commit took over meanwhile). True when a row changed.
      */
     async update(id: string, patch: AdoptionPatch, now: string, onlyIfStatus?: string): Promise<boolean> {
-      let q = db
-        .updateTable('delegation_adoptions')
-        .set({
-          updated_at: now,
-          ...(patch.status !== undefined && {status: patch.status}),
-          ...(patch.reason !== undefined && {reason: patch.reason}),
-          ...(patch.origin !== undefined && {origin: patch.origin}),
-          ...(patch.adoptedEdgeId !== undefined && {adopted_edge_id: patch.adoptedEdgeId}),
-          ...(patch.actorKind !== undefined && {actor_kind: patch.actorKind}),
-          ...(patch.actorId !== undefined && {actor_id: patch.actorId}),
-          ...(patch.afterSummary !== undefined && {after_summary: patch.afterSummary ? JSON.stringify(patch.afterSummary) : null}),
-          ...(patch.revertedByKind !== undefined && {reverted_by_kind: patch.revertedByKind}),
-          ...(patch.revertedById !== undefined && {reverted_by_id: patch.revertedById}),
-          ...(patch.revertedAt !== undefined && {reverted_at: patch.revertedAt}),
-          ...(patch.revertSummary !== undefined && {revert_summary: patch.revertSummary ? JSON.stringify(patch.revertSummary) : null}),
-        })
-        .where('id', '=', id)
-      if (onlyIfStatus !== undefined) q = q.where('status', '=', onlyIfStatus)
-      const r = await q.executeTakeFirst()
-      return Number(r.numUpdatedRows) === 1
+      const columns: string[] = []
+      const params: unknown[] = [now]
+      for (const [field, column, encode] of PATCH_COLUMNS) {
+        const v = patch[field]
+        if (v === undefined) continue
+        columns.push(column)
+        params.push(encode ? encode(v) : v)
+      }
+      params.push(id)
+      if (onlyIfStatus !== undefined) params.push(onlyIfStatus)
+      return changed(await compiledStatement(db, updateText(columns, onlyIfStatus !== undefined))(params)) === 1
+    },
+    /** Counts of the records of one origin by status (the marker's counts). */
+    async countsByStatusOf(origin: string): Promise<Record<string, number>> {
+      const rows = await db.selectFrom('delegation_adoptions').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('origin', '=', origin).groupBy('status').execute()
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]))
     },
   }
 }

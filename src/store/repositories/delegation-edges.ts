@@ -1,4 +1,5 @@
 import {sql, type Kysely, type Selectable} from 'kysely'
+import {changed, compiledStatement} from '../compiled-statement.js'
 import type {Database, DelegationEdgesTable} from '../schema.js'
 
 /**
@@ -84,10 +85,22 @@ const toRow = (e: NewEdge): Selectable<DelegationEdgesTable> => ({
 // Bulk inserts stay under SQLite's bound-parameter limit (17 columns a row).
 const BATCH = 500
 
+const ROW_COLUMNS = [...FACT_COLUMNS, 'active', 'deactivation_cause', 'initiator_kind', 'initiator_id', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof Selectable<DelegationEdgesTable>>
+
+// The statements a start-up adoption runs once per hop (100k at a time), as SQL text: built and
+// compiled once, not per call (compiled-statement.ts).
+const INSERT = `insert into delegation_edges (${ROW_COLUMNS.join(', ')}) values (${ROW_COLUMNS.map(() => '?').join(', ')})`
+const DEACTIVATE = 'update delegation_edges set active = 0, deactivation_cause = ?, updated_at = ? where id = ? and active = 1'
+const ACTIVE_WITH_DELEGATORS = `select * from delegation_edges where active = 1 and (delegate_agent_id = ? or delegate_agent_id in
+  (select up.delegator_id from delegation_edges as up where up.delegate_agent_id = ? and up.active = 1 and up.delegator_kind = 'agent'))
+  order by delegate_agent_id, id`
+
 export const delegationEdgesRepo = (db: Kysely<Database>) => ({
+  /** The row as stored is the row given (no read back): every column is written from `e`. */
   async insert(e: NewEdge): Promise<EdgeRecord> {
-    const r = await db.insertInto('delegation_edges').values(toRow(e)).returningAll().executeTakeFirstOrThrow()
-    return toEdge(r)
+    const row = toRow(e)
+    await compiledStatement(db, INSERT)(ROW_COLUMNS.map((c) => row[c]))
+    return toEdge(row)
   },
   async insertMany(edges: NewEdge[]): Promise<void> {
     for (let i = 0; i < edges.length; i += BATCH) await db.insertInto('delegation_edges').values(edges.slice(i, i + BATCH).map(toRow)).execute()
@@ -112,20 +125,8 @@ export const delegationEdgesRepo = (db: Kysely<Database>) => ({
    * query instead of two). Ordered by delegate, then ID.
    */
   async activeWithDelegators(agentId: string): Promise<EdgeRecord[]> {
-    const rows = await db
-      .selectFrom('delegation_edges')
-      .selectAll()
-      .where('active', '=', 1)
-      .where((eb) =>
-        eb.or([
-          eb('delegate_agent_id', '=', agentId),
-          eb('delegate_agent_id', 'in', eb.selectFrom('delegation_edges as up').select('up.delegator_id').where('up.delegate_agent_id', '=', agentId).where('up.active', '=', 1).where('up.delegator_kind', '=', 'agent')),
-        ]),
-      )
-      .orderBy('delegate_agent_id')
-      .orderBy('id')
-      .execute()
-    return rows.map(toEdge)
+    const r = await compiledStatement<Database, Selectable<DelegationEdgesTable>>(db, ACTIVE_WITH_DELEGATORS)([agentId, agentId])
+    return r.rows.map(toEdge)
   },
   /**
    * The walk's input in two queries, whatever the depth: the active edges of an agent and of
@@ -170,8 +171,7 @@ export const delegationEdgesRepo = (db: Kysely<Database>) => ({
    * got there first), so callers can refuse instead of writing a second active edge.
    */
   async deactivate(id: string, cause: string | null, now: string): Promise<boolean> {
-    const r = await db.updateTable('delegation_edges').set({active: 0, deactivation_cause: cause, updated_at: now}).where('id', '=', id).where('active', '=', 1).executeTakeFirst()
-    return Number(r.numUpdatedRows) === 1
+    return changed(await compiledStatement(db, DEACTIVATE)([cause, now, id])) === 1
   },
   /** Reactivates an inactive edge (a revert restores the original row); false when it was active. */
   async reactivate(id: string, now: string): Promise<boolean> {

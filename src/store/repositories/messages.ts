@@ -1,5 +1,6 @@
 import type {Kysely} from 'kysely'
 import type {Database} from '../schema.js'
+import {compiledStatement} from '../compiled-statement.js'
 
 export interface MessageRecord {
   id: string
@@ -150,13 +151,13 @@ const toSchedule = (r: {id: string; project_id: string; agent_id: string; kind: 
 
 export type MessagesRepo = ReturnType<typeof messagesRepo>
 
+const AUDIT_INSERT = 'insert into audit_records (id, kind, actor_kind, actor_id, project_id, target, details, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)'
+
 /** Audit records: who did what to which target; never content. */
 export const auditRepo = (db: Kysely<Database>) => ({
   async insert(a: {id: string; kind: string; actor: {kind: string; id: string}; projectId: string | null; target: string | null; details: Record<string, unknown>; at: string}): Promise<void> {
-    await db
-      .insertInto('audit_records')
-      .values({id: a.id, kind: a.kind, actor_kind: a.actor.kind, actor_id: a.actor.id, project_id: a.projectId, target: a.target, details: JSON.stringify(a.details), created_at: a.at})
-      .execute()
+    // SQL text written once (a start-up adoption writes one record per hop, 100k at a time).
+    await compiledStatement(db, AUDIT_INSERT)([a.id, a.kind, a.actor.kind, a.actor.id, a.projectId, a.target, JSON.stringify(a.details), a.at])
   },
   async list(kind?: string, limit = 100): Promise<Array<{id: string; kind: string; actor: {kind: string; id: string}; projectId: string | null; target: string | null; details: Record<string, unknown>; createdAt: string}>> {
     let q = db.selectFrom('audit_records').selectAll()
