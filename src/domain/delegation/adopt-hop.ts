@@ -1,5 +1,5 @@
 import type {Repos} from '../../store/store.js'
-import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
+import type {EdgeFacts, EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {newId} from '../shared/secrets.js'
 import {classifyEdge, edgeFingerprint} from './edge-class.js'
 import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION, POLICY_V1_NAME} from './policy-v1.js'
@@ -13,10 +13,10 @@ export interface AdoptableHop {
   beforeFingerprint: string
 }
 
-export type AdoptResult = {ok: true; adopted: EdgeRecord; original: EdgeRecord} | {ok: false; reason: SkipReason}
+export type AdoptResult = {ok: true; adopted: EdgeRecord; original: EdgeFacts} | {ok: false; reason: SkipReason}
 
 /** What an edge looked like, for audit and record summaries (never a token or session). */
-export function edgeSummary(e: EdgeRecord): Record<string, unknown> {
+export function edgeSummary(e: EdgeFacts | EdgeRecord): Record<string, unknown> {
   return {
     edgeId: e.id,
     delegator: e.delegator,
@@ -37,10 +37,11 @@ export function edgeSummary(e: EdgeRecord): Record<string, unknown> {
  * project and role, `system_migration` as source, the V1 ceiling bound to the project, no
  * session or token evidence, and the admin as initiator when an admin commits it.
  * Refuses with `edge_changed` (nothing written) when the row moved on. `read` is the original
- * row when the caller has already read it in this transaction (null: not among the agent's
- * active edges); the deactivation is conditional on the row being active either way.
+ * row when the caller knows it as this transaction reads it (read in it, or known current: the
+ * start-up pass); null: not among the agent's active edges. The deactivation is conditional on
+ * the row being active either way.
  */
-export async function adoptHop(tx: Repos, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null, read?: EdgeRecord | null): Promise<AdoptResult> {
+export async function adoptHop(tx: Repos, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null, read?: EdgeFacts | null): Promise<AdoptResult> {
   const original = read === undefined ? await tx.delegationEdges.get(hop.edgeId) : read
   if (!original || !original.active || classifyEdge(original).kind !== 'unrecorded' || edgeFingerprint(original) !== hop.beforeFingerprint) return {ok: false, reason: 'edge_changed'}
   if (!(await tx.delegationEdges.deactivate(original.id, 'provenance_adopted', now))) return {ok: false, reason: 'edge_changed'}
@@ -58,5 +59,5 @@ export async function adoptHop(tx: Repos, hop: AdoptableHop, now: string, initia
     initiator,
     createdAt: now,
   })
-  return {ok: true, adopted, original: {...original, active: false, deactivationCause: 'provenance_adopted'}}
+  return {ok: true, adopted, original: {...original, active: false}}
 }

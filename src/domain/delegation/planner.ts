@@ -170,6 +170,14 @@ function within<K, V>(map: Map<K, V>, key: K, make: () => NoInfer<V>): V {
 type Ceilings = ReturnType<typeof ceilingCache>
 
 /**
+ * The ceilings one plan builds, kept for many plans: a start-up pass plans each hop's chain on
+ * its own (100k small plans) and would otherwise parse the same ceiling texts and compute the
+ * same V1 ceilings once per hop. Everything in it is a pure function of its keys.
+ */
+export type PlanCache = Ceilings
+export const newPlanCache = (): PlanCache => ceilingCache()
+
+/**
  * A planned hop. Its edge fingerprint is computed on first read and kept: a preview never shows
  * it and 100k SHA-256s are a tenth of a full preview, while the writes that need it (start-up
  * records, commits) read it. The edge and the depth are private (read through getters), so a
@@ -252,11 +260,11 @@ function decide(world: World, step: Step, parent: PlannedHop | null, ceilings: C
  * in-project active edge. Each agent is decided once (memoised): the walk goes up iteratively
  * until a decided agent, a root or a repeat, then decides top-down, so long chains and cycles
  * cost linear time and no recursion. Hops come sorted top-down (depth, then agent ID); their
- * ceilings are shared, frozen arrays. No timestamp is ever read.
+ * ceilings are shared, frozen arrays. No timestamp is ever read. `ceilings` may be kept from an
+ * earlier plan (newPlanCache).
  */
-export function planAdoption(world: World, scope: PlanScope = {}): PlannedHop[] {
+export function planAdoption(world: World, scope: PlanScope = {}, ceilings: PlanCache = ceilingCache()): PlannedHop[] {
   const memo = new Map<string, PlannedHop>()
-  const ceilings = ceilingCache()
   const stack: Step[] = []
   // Where an agent sits on the current walk: a scan while the walk is short (almost always; a
   // Map per walk costs more than the walk), an index once it grows long.

@@ -1,11 +1,11 @@
 import type {Logger} from 'pino'
-import type {Store} from '../../store/store.js'
+import type {Repos, Store} from '../../store/store.js'
 import type {AdoptionRecord, NewAdoption} from '../../store/repositories/delegation-adoptions.js'
 import type {Clock} from '../shared/clock.js'
 import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import {classifyEdge} from './edge-class.js'
-import {loadWorld, planAdoption, type PlannedHop, type World} from './planner.js'
+import {loadWorld, newPlanCache, planAdoption, type PlannedHop, type World} from './planner.js'
 import {RecordMovedOn, settleHop} from './startup-pass.js'
 import {ADOPTION_STATUS_ROUTE, COHORT_KEY, MARKER_KEY, RECORD_ORIGIN, RETRY_VERSION, type CohortHeader, type Marker} from './types.js'
 
@@ -37,9 +37,9 @@ export interface StartupAdoptionResult {
 /** Retried by the retry pass; any other skip reason is final. */
 const RETRIED = new Set(['edge_changed', 'ancestor_not_adopted'])
 
-const key = (r: AdoptionRecord) => `${r.delegateAgentId ?? ''}\u0000${r.id}`
-/** Top-down: by depth, then as the planner orders hops (agent ID), so runs are repeatable. */
-const topDown = (a: AdoptionRecord, b: AdoptionRecord) => a.depth - b.depth || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)
+/** Top-down: by depth, then as the planner orders hops (agent ID, then record ID), so runs are repeatable. */
+const topDown = (a: AdoptionRecord, b: AdoptionRecord) => a.depth - b.depth || byText(a.delegateAgentId ?? '', b.delegateAgentId ?? '') || byText(a.id, b.id)
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** The cohort record of one examined hop: adoptable hops start `pending`, others take their outcome. */
 export function cohortRecord(h: PlannedHop, now: string): NewAdoption {
@@ -66,35 +66,61 @@ export function cohortRecord(h: PlannedHop, now: string): NewAdoption {
 }
 
 /**
+ * The world a pass plans on, and the database's change mark read before it was loaded (null:
+ * none, or a change elsewhere was seen since; each hop then re-reads its chain).
+ */
+interface PassWorld {
+  world: World
+  mark: number | null
+}
+
+/** The world read at once, the mark first: a commit elsewhere in between moves the mark. */
+async function loadPassWorld(repos: Repos): Promise<PassWorld> {
+  const mark = await repos.bulkPass.changeMark()
+  return {mark, world: await loadWorld(repos)}
+}
+
+/**
  * Step 2: the cohort snapshot, in one transaction: one record per hop the planner examines over
  * every live agent, and the cohort header. Re-checks the header inside, so it is taken once.
+ * Answers the world it planned on (null when another start took the snapshot), which the pass
+ * then reuses: this transaction's own commit leaves the change mark as it is.
  */
-async function takeSnapshot(store: Store, now: string, hooks: StartupAdoptionHooks): Promise<CohortHeader> {
+async function takeSnapshot(store: Store, now: string, hooks: StartupAdoptionHooks): Promise<PassWorld | null> {
   return store.transaction(async (tx) => {
-    const existing = await tx.hubSettings.get<CohortHeader>(COHORT_KEY)
-    if (existing) return existing
+    if (await tx.hubSettings.get<CohortHeader>(COHORT_KEY)) return null
     await hooks.beforeSnapshot?.()
-    const records = planAdoption(await loadWorld(tx)).map((h) => cohortRecord(h, now))
+    const loaded = await loadPassWorld(tx)
+    const records = planAdoption(loaded.world).map((h) => cohortRecord(h, now))
     await tx.delegationAdoptions.insertMany(records)
     const header: CohortHeader = {takenAt: now, recordCount: records.length}
     await tx.hubSettings.put(COHORT_KEY, header, now)
-    return header
+    return loaded
   })
 }
 
 const cohortRecords = async (store: Store, status: string) => (await store.delegationAdoptions.list({status})).filter((r) => r.origin === RECORD_ORIGIN.startup).sort(topDown)
 
 /**
- * One pass over `records`, top-down, one transaction per hop. `world` is loaded once per run and
- * kept current: each hop re-reads its own and its parent's rows and re-plans only its chain
- * (startup-pass.ts), and an adopted edge replaces the original in memory after its commit, so
- * a parent adopted earlier in the pass unblocks its child. Stops at the first hop whose write
- * throws and returns false; later records keep their status.
+ * One pass over `records`, top-down, one transaction per hop. The world is loaded once per run
+ * and kept current: an adopted edge replaces the original in memory after its commit, so a
+ * parent adopted earlier in the pass unblocks its child. While nothing is committed elsewhere
+ * (the change mark, SQLite) a hop is planned on that world with no read at all; otherwise (a
+ * change seen, or PostgreSQL) each hop re-reads its own and its parent's rows and re-plans only
+ * its chain (startup-pass.ts). Stops at the first hop whose write throws and returns false;
+ * later records keep their status.
  */
-async function pass(store: Store, world: World, records: AdoptionRecord[], clock: Clock, hooks: StartupAdoptionHooks, result: StartupAdoptionResult, logger: Logger): Promise<boolean> {
+async function pass(store: Store, loaded: PassWorld, records: AdoptionRecord[], clock: Clock, hooks: StartupAdoptionHooks, result: StartupAdoptionResult, logger: Logger): Promise<boolean> {
+  const {world} = loaded
+  const planCache = newPlanCache()
   for (const rec of records) {
     try {
-      const r = await store.transaction((tx) => settleHop(tx, world, rec, {now: iso(clock.now()), beforeHopWrite: hooks.beforeHopWrite}))
+      const r = await store.transaction(async (tx) => {
+        const worldCurrent = loaded.mark !== null && (await tx.bulkPass.changeMark()) === loaded.mark
+        // Seen once, a change elsewhere may touch any chain: every later hop re-reads its own.
+        if (!worldCurrent) loaded.mark = null
+        return settleHop(tx, world, rec, {now: iso(clock.now()), worldCurrent, planCache, beforeHopWrite: hooks.beforeHopWrite})
+      })
       if (r.adopted) {
         world.activeEdges.set(r.edge.delegateAgentId, [r.edge])
         result.adopted++
@@ -111,11 +137,7 @@ async function pass(store: Store, world: World, records: AdoptionRecord[], clock
 }
 
 /** Counts of the cohort's records by status, for the marker. */
-async function cohortCounts(store: Store): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {}
-  for (const r of await store.delegationAdoptions.list()) if (r.origin === RECORD_ORIGIN.startup) counts[r.status] = (counts[r.status] ?? 0) + 1
-  return counts
-}
+const cohortCounts = (store: Store) => store.delegationAdoptions.countsByStatusOf(RECORD_ORIGIN.startup)
 
 /** Hops on live chains whose edge is unrecorded (the agent's own row, or any of its duplicates). */
 function unrecordedHops(world: World): number {
@@ -143,11 +165,11 @@ function unrecordedHops(world: World): number {
  */
 export async function runStartupAdoption(store: Store, clock: Clock, logger: Logger, hooks: StartupAdoptionHooks = {}): Promise<StartupAdoptionResult> {
   const result: StartupAdoptionResult = {snapshotTaken: false, tookSnapshot: false, adopted: 0, skipped: 0, failedRecordId: null, retried: false, markerWritten: false, unrecordedLiveHops: null}
-  let world: World | null = null
+  let loaded: PassWorld | null = null
   try {
     if (!(await store.hubSettings.get<CohortHeader>(COHORT_KEY))) {
       try {
-        await takeSnapshot(store, iso(clock.now()), hooks)
+        loaded = await takeSnapshot(store, iso(clock.now()), hooks)
         result.tookSnapshot = true
       } catch (err) {
         logger.error({err: (err as Error).message}, 'delegation provenance adoption: planning or the cohort snapshot failed; the Hub serves without a snapshot and the next start takes it')
@@ -158,22 +180,27 @@ export async function runStartupAdoption(store: Store, clock: Clock, logger: Log
     const marker = await store.hubSettings.get<Marker>(MARKER_KEY)
     const pending = await cohortRecords(store, 'pending')
     const retryDue = !marker || marker.retryVersion < RETRY_VERSION
-    if (pending.length || retryDue) world = await loadWorld(store)
-    if (world && pending.length && !(await pass(store, world, pending, clock, hooks, result, logger))) return result
-    if (world && retryDue) {
-      const retry = (await cohortRecords(store, 'skipped_changed')).filter((r) => RETRIED.has(r.reason ?? ''))
-      if (!(await pass(store, world, retry, clock, hooks, result, logger))) return result
-      result.retried = true
-      const now = iso(clock.now())
-      await store.hubSettings.put(MARKER_KEY, {retryVersion: RETRY_VERSION, counts: await cohortCounts(store), writtenAt: now} satisfies Marker, now)
-      result.markerWritten = true
-    }
-    return result
+    if (!pending.length && !retryDue) return result
+    loaded ??= await loadPassWorld(store)
+    const run = loaded
+    // Fewer WAL checkpoints while the pass writes (SQLite); each hop still commits on its own.
+    return await store.bulkPass.withFewerCheckpoints(async () => {
+      if (pending.length && !(await pass(store, run, pending, clock, hooks, result, logger))) return result
+      if (retryDue) {
+        const retry = (await cohortRecords(store, 'skipped_changed')).filter((r) => RETRIED.has(r.reason ?? ''))
+        if (!(await pass(store, run, retry, clock, hooks, result, logger))) return result
+        result.retried = true
+        const now = iso(clock.now())
+        await store.hubSettings.put(MARKER_KEY, {retryVersion: RETRY_VERSION, counts: await cohortCounts(store), writtenAt: now} satisfies Marker, now)
+        result.markerWritten = true
+      }
+      return result
+    })
   } catch (err) {
     logger.error({err: (err as Error).message}, 'delegation provenance adoption failed; it runs again at the next start')
     return result
   } finally {
-    await summarise(store, world, result, logger)
+    await summarise(store, loaded?.world ?? null, result, logger)
   }
 }
 

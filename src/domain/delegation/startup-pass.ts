@@ -1,9 +1,9 @@
 import type {Repos} from '../../store/store.js'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
-import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
+import type {EdgeFacts, EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {newId} from '../shared/secrets.js'
 import {adoptHop, edgeSummary} from './adopt-hop.js'
-import {planAdoption, type AgentFacts, type PlannedHop, type World} from './planner.js'
+import {planAdoption, type AgentFacts, type PlanCache, type PlannedHop, type World} from './planner.js'
 import {RECORD_ORIGIN, type ExclusionReason, type SkipReason} from './types.js'
 
 /** Who adopts a hop at start-up: recorded as the record's actor and the audit record's. */
@@ -113,21 +113,29 @@ export type HopResult = {adopted: true; edge: EdgeRecord} | {adopted: false; rea
 
 export interface HopWriteOptions {
   now: string
+  /**
+   * `world` is the database's state as this transaction reads it (nothing was committed
+   * elsewhere since it was loaded, and the pass put its own writes in): the hop is planned on
+   * it without re-reading its chain.
+   */
+  worldCurrent?: boolean
+  /** Ceilings kept over the pass's hops (planner.ts newPlanCache). */
+  planCache?: PlanCache
   /** Runs inside the hop's transaction just before its write; a throw fails the write (tests). */
   beforeHopWrite?: (record: AdoptionRecord) => void | Promise<void>
 }
 
 /**
  * One hop of a start-up pass, in the caller's transaction: re-plan the record's chain against
- * current state, then either adopt it (`adoptHop`, the record `adopted` with the adopted edge,
+ * current state (re-read unless `worldCurrent`), then either adopt it (`adoptHop`, the record `adopted` with the adopted edge,
  * the system actor and the adopted row's summary, and a `delegation_provenance_adoption` audit
  * record) or mark it `skipped_changed` with the current reason. The caller puts an adopted
  * edge into `world` once the transaction has committed.
  */
 export async function settleHop(tx: Repos, world: World, rec: AdoptionRecord, opts: HopWriteOptions): Promise<HopResult> {
   const agentId = rec.delegateAgentId ?? ''
-  const own = await refreshHop(tx, world, agentId)
-  const v = verdict(rec, planAdoption(chainWorld(world, agentId)))
+  const own: EdgeFacts[] = opts.worldCurrent ? (world.activeEdges.get(agentId) ?? []) : await refreshHop(tx, world, agentId)
+  const v = verdict(rec, planAdoption(chainWorld(world, agentId), {}, opts.planCache))
   const skip = async (reason: SkipReason): Promise<HopResult> => {
     // Conditional on the status read at the start of the pass: never overwrites a taken-over record.
     if (rec.status !== 'skipped_changed' || rec.reason !== reason) await tx.delegationAdoptions.update(rec.id, {status: 'skipped_changed', reason}, opts.now, rec.status)
