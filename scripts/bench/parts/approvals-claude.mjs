@@ -43,6 +43,35 @@ function hookLearned(tracePath, approvalId) {
   return undefined
 }
 
+/** Claude Code's debug log lines that mark each permission answer's way to the tool, in order. */
+const STEPS = [
+  ['Claude Code read the answer', /Hooks: Checking first line for async: .*PermissionRequest/],
+  ['the hook process ended', /Hook PermissionRequest:\S+ \(PermissionRequest\) success/],
+  ['the tool dispatched', /tool_dispatch_start tool=Bash/],
+  ['its shell spawned', /Spawning shell/],
+]
+
+/** With Claude Code's debug logs: each step from the hook learning the decision to the command, by round. */
+function claudeSteps(samples, log, out) {
+  const steps = STEPS.map(() => [])
+  const last = []
+  for (const s of samples) {
+    if (!Number.isFinite(s.learnedAt) || !existsSync(join(s.agent.dir, log))) continue
+    const lines = readFileSync(join(s.agent.dir, log), 'utf8').split('\n')
+    const at = STEPS.map(([, re]) => lines.filter((l) => re.test(l)).map((l) => Date.parse(l.slice(0, 24)))[s.round])
+    if (at.some((x) => !Number.isFinite(x))) continue
+    let prev = s.learnedAt
+    at.forEach((x, k) => {
+      steps[k].push(x - prev)
+      prev = x
+    })
+    last.push(s.ran - prev)
+  }
+  out(`  Claude Code's part, step by step (its debug log, ms clock; each from the step before, the first from the hook learning it):`)
+  STEPS.forEach(([name], k) => out(`    ${name.padEnd(46)} n=${steps[k].length}  p50 ${ms(pct(steps[k], 50))}  p99 ${ms(pct(steps[k], 99))}`))
+  out(`    ${'the command started'.padEnd(46)} n=${last.length}  p50 ${ms(pct(last, 50))}  p99 ${ms(pct(last, 99))}`)
+}
+
 /**
  * Runs the part on a Hub whose `claude` harness config points at `model` and sets
  * SVC_HOOK_TRACE to `trace` (a path relative to each agent's work tree).
@@ -83,11 +112,12 @@ export async function claudeApprovalsPart({api, project, model, trace, debug, ag
           continue
         }
         const ran = Number(BigInt(ns) / 1000n) / 1000
-        samples.push({total: ran - s.at, route: s.answered - s.at, hook: learned ? learned.answeredAt - s.at : NaN, after: learned ? ran - learned.answeredAt : NaN})
+        samples.push({agent, round, ran, learnedAt: learned?.answeredAt, total: ran - s.at, route: s.answered - s.at, hook: learned ? learned.answeredAt - s.at : NaN, after: learned ? ran - learned.answeredAt : NaN})
       }
       if (missed.length) break
       out(`  round ${round + 1}: ${count} pending, decided; decision -> command started: median ${ms(pct(samples.slice(-count).map((s) => s.total), 50))}, max ${ms(Math.max(...samples.slice(-count).map((s) => s.total)))} (load ${loadAt})`)
     }
+    if (debug) claudeSteps(samples, debug.from, out)
   } finally {
     model.respond(null)
     if (debug) {
