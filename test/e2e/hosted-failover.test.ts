@@ -7,6 +7,7 @@ import pg from 'pg'
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 import {requestJson} from '../../src/client/http.js'
 import {BIN, cliEnv, startServerProcess, type RunningServer} from '../helpers/cli.js'
+import {makeRepos, sh, write, type TestRepos} from '../helpers/git-repos.js'
 import {waitFor} from '../helpers/live-hub.js'
 import {createNetns, netnsSupport, type NetNs} from '../helpers/netns.js'
 import {createPgSchema, pgAvailable, pgUrl} from '../helpers/pg.js'
@@ -14,7 +15,8 @@ import {createPgSchema, pgAvailable, pgUrl} from '../helpers/pg.js'
 /**
  * Hosted at scale across hosts (CONTRACT "Hosted at scale"): two hosted replicas on one
  * PostgreSQL database, two brokers each in a network namespace of its own (test/helpers/netns.ts)
- * given both replicas' URLs over their veth link. Killing (-9) the replica that holds the brokers
+ * given both replicas' URLs over their veth link. Keys, logs, a message and the diff of an agent
+ * work through the replica that does not hold its broker. Killing (-9) the replica that holds the brokers
  * moves them to the survivor and their agents' reports still arrive; killing a broker makes its
  * agent offline (an event) and its restart re-adopts the session (the agent comes back).
  * Waits are liveness bounds on a loaded machine; the failover time is measured by
@@ -43,6 +45,7 @@ describe.skipIf(skip)(`two replicas, two brokers in their own network namespaces
   let token = ''
   let projectId = ''
   const agents: string[] = []
+  let repos: TestRepos
 
   const api = async (r: RunningServer, method: string, path: string, body?: unknown) => requestJson<any>(method, `${r.url}${path}`, {token, body, timeoutMs: 15_000})
   const brokerView = async (r: RunningServer, id: string) => (await api(r, 'GET', `/api/v1/brokers/${id}`)).body.broker
@@ -82,7 +85,9 @@ describe.skipIf(skip)(`two replicas, two brokers in their own network namespaces
     for (let i = 0; i < 2; i++) replicas.push(await startServerProcess(['--hosted', '--host', '0.0.0.0'], env, 90_000))
     const {readFileSync} = await import('node:fs')
     token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
-    projectId = (await api(replicas[0], 'POST', '/api/v1/projects/register', {name: 'scale'})).body.project.id
+    // Agents' workspaces are clones of a bare repository (the brokers share this file system).
+    repos = makeRepos()
+    projectId = (await api(replicas[0], 'POST', '/api/v1/projects/register', {name: 'scale', gitRemote: repos.remote})).body.project.id
     for (let i = 0; i < 2; i++) {
       spaces.push(createNetns())
       const stateDir = mkdtempSync(join(tmpdir(), 'svc-e2e-scale-broker-'))
@@ -101,6 +106,7 @@ describe.skipIf(skip)(`two replicas, two brokers in their own network namespaces
     for (const s of spaces) s.dispose()
     await schema?.drop()
     for (const d of dirs) rmSync(d, {recursive: true, force: true})
+    repos?.dispose()
   })
 
   it('brokers joined through either replica hold one tunnel, to the first URL; each runs an agent', async () => {
@@ -114,6 +120,43 @@ describe.skipIf(skip)(`two replicas, two brokers in their own network namespaces
       expect(r.body.agent).toMatchObject({phase: 'running', brokerId: b.brokerId})
       agents.push(r.body.agent.id)
     }
+  })
+
+  it('through the replica that does not hold the brokers: keys, logs, a message and the diff of an agent on a broker in its own namespace', async () => {
+    const [holder, other] = replicas
+    // Both brokers' tunnels are on the first replica (their first URL): its port is in the URL
+    // of their lease holder in the replica directory.
+    const client = new pg.Client({connectionString: pgUrl()})
+    await client.connect()
+    try {
+      for (const b of brokers) {
+        const held = await waitFor(async () => (await client.query(`select r.url from ${schema.schema}.brokers b join ${schema.schema}.replicas r on r.id = b.lease_holder where b.id = $1`, [b.brokerId])).rows[0]?.url as string | undefined, 30_000, 'the broker\'s holder')
+        expect(new URL(held).port).toBe(String(holder.port))
+      }
+    } finally {
+      await client.end()
+    }
+    // The other replica learns who holds them through the database (its directory's refresh).
+    for (const b of brokers) await waitFor(async () => (await brokerView(other, b.brokerId)).connected === true, 30_000, 'the other replica sees the broker held')
+    const id = agents[1]
+    const logs = async () => String((await api(other, 'GET', `/api/v1/agents/${id}/logs`)).body)
+    const keys = await api(other, 'POST', `/api/v1/agents/${id}/keys`, {keys: 'echo fwd-keys-$((6*7))\r'})
+    expect(keys.status, JSON.stringify(keys.body)).toBe(200)
+    await waitFor(async () => (await logs()).includes('fwd-keys-42'), 30_000, 'the keys\' output in the logs read through the other replica')
+    const msg = await api(other, 'POST', `/api/v1/agents/${id}/message`, {message: 'echo fwd-msg-$((7*8))'})
+    expect(msg.status, JSON.stringify(msg.body)).toBe(202)
+    await waitFor(async () => (await logs()).includes('fwd-msg-56'), 30_000, 'the message delivered through the other replica')
+    await waitFor(async () => (await api(other, 'GET', `/api/v1/agents/${id}/messages`)).body.messages?.[0]?.delivery === 'delivered', 30_000, 'the message marked delivered')
+    // A commit in the agent's workspace (its clone, on this shared file system) shows in the diff.
+    const workspace = (await api(other, 'GET', `/api/v1/agents/${id}`)).body.agent.workspace.path
+    write(workspace, 'fwd.txt', 'made in another namespace\n')
+    sh(workspace, 'add', 'fwd.txt')
+    sh(workspace, 'commit', '-qm', 'fwd')
+    const diff = await api(other, 'GET', `/api/v1/agents/${id}/diff`)
+    expect(diff.status, JSON.stringify(diff.body)).toBe(200)
+    expect(JSON.stringify(diff.body)).toContain('fwd.txt')
+    // The first replica still holds both (nothing moved to the caller).
+    for (const b of brokers) expect((await brokerView(holder, b.brokerId)).status).toBe('online')
   })
 
   it('kill -9 of the replica holding the brokers: both brokers move to the other, and agents\' reports arrive there', async () => {
