@@ -3,7 +3,7 @@
 // agent, reads the agent's token from its harness process, then drives
 // `POST /api/v1/agents/:id/status` with authenticated reports from C keep-alive connections for
 // D seconds. The same load then hits a Fastify hello-world POST route in its own process, in the
-// same run. Prints both throughputs, their ratio (target >= 0.6) and the Hub's p99 latency
+// same run. Prints both throughputs, their ratio (target >= 0.85, issue 31) and the Hub's p99 latency
 // (target < 20 ms); targets are printed, never asserted. It also prints the CPU each server
 // spent per request, which a busy machine does not distort.
 // BENCH_CONNECTIONS (50), BENCH_SECONDS (10, per run) and BENCH_ROUNDS (3 interleaved pairs, the
@@ -158,7 +158,7 @@ try {
   const row = (name, r) => `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(6)} ms  max ${r.max.toFixed(1).padStart(6)} ms  cpu ${r.cpuUsPerReq.toFixed(0).padStart(4)} us/req  errors ${r.errors}/${r.total}`
   process.stdout.write(`${row('hub POST .../status', hubRun)}\n${row('fastify hello-world POST', helloRun)}\n`)
   const ratio = hubRun.rps / helloRun.rps
-  process.stdout.write(`ratio ${ratio.toFixed(2)} (target >= 0.6: ${ratio >= 0.6 ? 'met' : 'MISSED'}); hub p99 ${hubRun.p99.toFixed(2)} ms (target < 20 ms: ${hubRun.p99 < 20 ? 'met' : 'MISSED'})\n`)
+  process.stdout.write(`ratio ${ratio.toFixed(2)} (target >= 0.85: ${ratio >= 0.85 ? 'met' : 'MISSED'}); hub p99 ${hubRun.p99.toFixed(2)} ms (target < 20 ms: ${hubRun.p99 < 20 ? 'met' : 'MISSED'})\n`)
   // CPU per request does not depend on what else the machine runs: the throughput ratio the two
   // servers would reach on dedicated cores.
   process.stdout.write(`cpu ratio ${(helloRun.cpuUsPerReq / hubRun.cpuUsPerReq).toFixed(2)} (hello-world cpu per request / hub cpu per request)\n`)
