@@ -326,15 +326,17 @@ const byText = (a: string, b: string): number => (a < b ? -1 : 1)
  *
  * A full preview fingerprints every live agent's hop, so this is built for 100k hops: each
  * distinct ceiling enters once, in order of first use, and hops name it by its place (the
- * planner shares ceiling arrays, so a hop costs a map lookup, not a copy of its ceiling); the
- * tuples are serialised in one call. No sort: the order is already canonical.
+ * planner shares ceiling arrays, so a hop costs a map lookup, not a copy of its ceiling). Each
+ * hop is one line of length-prefixed fields (`<length>:<text>`, `-` for null: unambiguous
+ * without escaping any text), hashed 64 KiB at a time: no array per hop and no JSON of the
+ * whole plan. No sort: the order is already canonical.
  */
 export function planFingerprint(operation: 'adopt' | 'revert', hops: readonly Hop[], recordStatus?: (recordId: string) => string | undefined): string {
   const ceilings: Array<readonly string[]> = []
   const byArray = new Map<readonly string[], number>()
   const byContent = new Map<string, number>()
-  const place = (c: readonly string[] | null): number | null => {
-    if (c === null) return null
+  const place = (c: readonly string[] | null): string => {
+    if (c === null) return '-'
     let i = byArray.get(c)
     if (i === undefined) {
       // An equal ceiling in another array (hops not built by the planner) takes the same place.
@@ -343,14 +345,21 @@ export function planFingerprint(operation: 'adopt' | 'revert', hops: readonly Ho
       if (i === undefined) byContent.set(text, (i = ceilings.push(c) - 1))
       byArray.set(c, i)
     }
-    return i
+    return `${i}`
   }
-  const tuples = new Array<Array<string | number | null>>(hops.length)
-  for (let i = 0; i < hops.length; i++) {
-    const h = hops[i]
-    const t: Array<string | number | null> = [h.agentId, h.edgeId, h.projectId, h.outcome, h.reason, h.delegator?.kind ?? null, h.delegator?.id ?? null, h.role, place(h.beforeCeiling), place(h.afterCeiling), h.recordId]
-    if (recordStatus) t.push(h.recordId === null ? null : (recordStatus(h.recordId) ?? null))
-    tuples[i] = t
+  const f = (s: string | null): string => (s === null ? '-' : `${s.length}:${s}`)
+  // UTF-16 code units as they are: the length prefixes count those, and no text is lost in encoding.
+  const hash = createHash('sha256').update(f(operation), 'utf16le')
+  let chunk = ''
+  for (const h of hops) {
+    let line = `\n${f(h.agentId)}${f(h.edgeId)}${f(h.projectId)}${f(h.outcome)}${f(h.reason)}${f(h.delegator?.kind ?? null)}${f(h.delegator?.id ?? null)}${f(h.role)}${place(h.beforeCeiling)},${place(h.afterCeiling)},${f(h.recordId)}`
+    if (recordStatus) line += f(h.recordId === null ? null : (recordStatus(h.recordId) ?? null))
+    chunk += line
+    if (chunk.length >= 65_536) {
+      hash.update(chunk, 'utf16le')
+      chunk = ''
+    }
   }
-  return createHash('sha256').update(JSON.stringify([operation, ceilings, tuples])).digest('hex')
+  // The ceilings last, once each, in the order the hops named them.
+  return hash.update(`${chunk}\n${JSON.stringify(ceilings)}`, 'utf16le').digest('hex')
 }
