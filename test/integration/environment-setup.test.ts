@@ -9,6 +9,7 @@ import {runCommand} from '../../src/broker/runtimes/run-command.js'
 import {writeTemplateFiles} from '../../src/broker/template-files.js'
 import {agentRepoPaths, readRecord} from '../../src/broker/workspace/agent-repo.js'
 import {commitFile, makeRepos, sh, type TestRepos} from '../helpers/git-repos.js'
+import {waitFor} from '../helpers/live-hub.js'
 
 /**
  * The setup step and the copied files of a new agent (docs/environments.md) through the broker's
@@ -71,8 +72,9 @@ describe('workspace setup and copied files on the local runtime (bubblewrap)', {
       // Done before the start answered: the harness runs only after the setup.
       expect(readFileSync(join(wd, 'from-env.txt'), 'utf8')).toBe('http://127.0.0.1:1\n')
       expect(readFileSync(join(wd, 'runs.txt'), 'utf8')).toBe('run\n')
-      const log = readFileSync(runtime.logFile(launched.handle.ref), 'utf8')
-      expect(log).toContain(`setup sees ${agentId} in ${wd}`)
+      // The terminal's output reaches the log file through tmux, a moment after the setup ran.
+      const logFile = runtime.logFile(launched.handle.ref)
+      await waitFor(() => readFileSync(logFile, 'utf8').includes(`setup sees ${agentId} in ${wd}`), 20_000, "the setup's output in the agent's log")
       expect(await runtime.isRunning(launched.handle)).toBe(true)
       expect(readRecord(agentRepoPaths(stateDir, agentId))?.environment).toMatchObject({copied: {files: 1}, setup: {command: './.svc/setup', from: '.svc/setup'}})
 
