@@ -56,9 +56,12 @@ describeEachDialect('agents: children of a level', (dialect) => {
     const agents = hub.store.agents
     const now = new Date().toISOString()
     const stale = new Date(Date.now() - 10 * 60_000).toISOString()
+    // Children are in creation order: each agent a second after the one before.
+    let made = 0
     const add = async (name: string, parent: {id: string; name: string} | null, extra: Record<string, unknown> = {}) => {
       const id = newId()
-      await agents.insert({id, name, projectId: project.id, brokerId: null, phase: 'stopped', activity: null, detail: `detail "of" ${name}\n`, harnessConfig: 'shell', template: null, task: `task of ${name} \u2028 é`, role: 'baseline', runtime: null, runtimeRef: 'ref', config: {}, error: null, createdBy: {kind: 'user', id: 'dev-user'}, createdAt: now, updatedAt: now, parent, ...extra})
+      const at = new Date(Date.now() - 60_000 + made++ * 1000).toISOString()
+      await agents.insert({id, name, projectId: project.id, brokerId: null, phase: 'stopped', activity: null, detail: `detail "of" ${name}\n`, harnessConfig: 'shell', template: null, task: `task of ${name} \u2028 é`, role: 'baseline', runtime: null, runtimeRef: 'ref', config: {}, error: null, createdBy: {kind: 'user', id: 'dev-user'}, createdAt: at, updatedAt: at, parent, ...extra})
       return {id, name}
     }
     const usage = {inputTokens: 10, outputTokens: 20, cacheReadTokens: 3, modelCalls: 4, costUsd: 0.1, sessions: {s1: {inputTokens: 10, outputTokens: 20, modelCalls: 4, costUsd: 0.1, model: 'm', costFrom: 'harness' as const}}}

@@ -44,7 +44,20 @@ interface Built {
   children: Built[]
 }
 
-const render = (n: Built): string => `{"agent":${n.json},"children":[${n.children.map(render).join(',')}]}`
+/** The tree's JSON: its pieces in one list joined once (joining each level's children would copy a node's text once per level above it). */
+function render(top: Built): string {
+  const parts: string[] = []
+  const walk = (n: Built) => {
+    parts.push('{"agent":', n.json, ',"children":[')
+    n.children.forEach((c, i) => {
+      if (i) parts.push(',')
+      walk(c)
+    })
+    parts.push(']}')
+  }
+  walk(top)
+  return parts.join('')
+}
 
 // The record `view` is given for a SQLite row's live fields: the row's phase, activity, detail,
 // error, heartbeat and update time over neutral values (none of which the live fields read).
@@ -62,15 +75,16 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
   /** A SQLite row's node JSON: the store's part plus the live fields and the effective limits. */
   function nodeJson(r: TreeLevelRow, limitsCache: Map<string, string>): string {
     // The fields a pending status report or the clock change, as every read derives them.
-    const live = a.view({...LIVE_STUB, id: r[0], phase: r[3], activity: r[4], detail: r[5], error: r[6], lastHeartbeatAt: r[7], updatedAt: r[8]})
+    const [id, , phase, activity, detail, error, lastHeartbeatAt, updatedAt, limitsText, applied, , , , json] = r
+    const live = a.view({...LIVE_STUB, id, phase, activity, detail, error, lastHeartbeatAt, updatedAt})
     // Children mostly share their limits (lowered from one parent's): each distinct text is derived once.
-    const key = r[9] ?? `\0${r[10] ?? ''}`
+    const key = limitsText ?? `\0${applied ?? ''}`
     let limits = limitsCache.get(key)
     if (limits === undefined) {
-      limits = JSON.stringify(limitsOf({limits: r[9] === null ? null : JSON.parse(r[9]), config: {applied: r[10] === null ? undefined : JSON.parse(r[10])}}))
+      limits = JSON.stringify(limitsOf({limits: limitsText === null ? null : JSON.parse(limitsText), config: {applied: applied === null ? undefined : JSON.parse(applied)}}))
       limitsCache.set(key, limits)
     }
-    return `${r[14].slice(0, -1)},"phase":${JSON.stringify(live.phase)},"activity":${JSON.stringify(live.activity)},"detail":${JSON.stringify(live.detail)},"error":${JSON.stringify(live.error)},"lastHeartbeatAt":${JSON.stringify(live.lastHeartbeatAt)},"limits":${limits}}`
+    return `${json.slice(0, -1)},"phase":${JSON.stringify(live.phase)},"activity":${JSON.stringify(live.activity)},"detail":${JSON.stringify(live.detail)},"error":${JSON.stringify(live.error)},"lastHeartbeatAt":${JSON.stringify(live.lastHeartbeatAt)},"limits":${limits}}`
   }
 
   return {
@@ -86,18 +100,19 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
       let level = [root.id]
       for (let depth = 0; level.length && depth < MAX_DEPTH; depth++) {
         const next: string[] = []
-        const rows = await store.agents.treeLevel(level)
+        const rows = await store.agents.treeLevel(root.projectId, level)
         if (rows) {
           for (const r of rows) {
-            if (nodes.has(r[0]) || r[2] !== root.projectId) continue
-            const node = {id: r[0], json: nodeJson(r, limitsCache), children: []}
-            nodes.set(r[0], node)
-            nodes.get(r[1])!.children.push(node)
-            next.push(r[0])
+            const [id, parentId, , , , , , , , , modelCalls, costUsd, turns] = r
+            if (nodes.has(id)) continue
+            const node = {id, json: nodeJson(r, limitsCache), children: []}
+            nodes.set(id, node)
+            nodes.get(parentId)!.children.push(node)
+            next.push(id)
             totals.agents++
-            totals.turns += r[13]
-            totals.modelCalls += r[11] ?? 0
-            totals.costUsd += r[12] ?? 0
+            totals.turns += turns
+            totals.modelCalls += modelCalls ?? 0
+            totals.costUsd += costUsd ?? 0
           }
         } else {
           for (const c of await store.agents.childrenOf(level)) {

@@ -15,7 +15,6 @@
 export type TreeLevelRow = [
   id: string,
   parentId: string,
-  projectId: string,
   phase: string,
   activity: string | null,
   detail: string,
@@ -49,11 +48,11 @@ const NODE_JSON = `json_object(
 // The limits as an object, else null (the Hub writes an object or null); json_type runs only on valid JSON.
 const LIMITS = `case when (case when json_valid(limits) then json_type(limits) end) = 'object' then limits end`
 
-/** The live children of the parents in the JSON array `?`, by creation (the `agents_parent` index). */
-export const TREE_LEVEL = `select id, parent_id, project_id, phase, activity, detail, error, last_heartbeat_at, updated_at,
+/** The live children in project `?` of the parents in the JSON array `?`, by creation (the `agents_parent` index). */
+export const TREE_LEVEL = `select id, parent_id, phase, activity, detail, error, last_heartbeat_at, updated_at,
   ${LIMITS}, case when ${LIMITS} is null then config -> '$.applied' end,
   case when json_valid(usage) then usage ->> '$.modelCalls' end,
   case when json_valid(usage) then usage ->> '$.costUsd' end,
   coalesce(turns, 0),
   ${NODE_JSON}
-  from agents where deleted_at is null and parent_id in (select value from json_each(?)) order by created_at, id`
+  from agents where deleted_at is null and project_id = ? and parent_id in (select value from json_each(?)) order by created_at, id`

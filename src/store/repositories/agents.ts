@@ -140,15 +140,15 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     return out
   },
   /**
-   * Teams, the tree route: the live children of `parentIds`, by creation, each with its node's
-   * JSON built by SQLite (agent-tree-rows.ts); null where that is not offered (PostgreSQL: the
-   * caller reads `childrenOf` and views the records).
+   * Teams, the tree route: the live children in `projectId` of `parentIds`, by creation, each
+   * with its node's JSON built by SQLite (agent-tree-rows.ts); null where that is not offered
+   * (PostgreSQL: the caller reads `childrenOf` and views the records).
    */
-  async treeLevel(parentIds: string[]): Promise<TreeLevelRow[] | null> {
+  async treeLevel(projectId: string, parentIds: string[]): Promise<TreeLevelRow[] | null> {
     if (driver === 'postgres' || !arrays) return null
     if (parentIds.length === 0) return []
     const out: TreeLevelRow[] = []
-    await arrays({text: TREE_LEVEL, params: [JSON.stringify(parentIds)], onRow: (v) => out.push(v as TreeLevelRow)})
+    await arrays({text: TREE_LEVEL, params: [projectId, JSON.stringify(parentIds)], onRow: (v) => out.push(v as TreeLevelRow)})
     return out
   },
   async list(f: AgentFilter): Promise<AgentRecord[]> {
