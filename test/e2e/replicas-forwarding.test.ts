@@ -142,7 +142,7 @@ describe.skipIf(!(await pgAvailable()))('replicas: every agent operation through
     expect((await logsViaB()).text).not.toMatch(/^pwned$/m)
   })
 
-  it('previews an agent\'s port through B: HTTP (a 10 MiB body streamed, a POST body) and a WebSocket echo, authorized like reading the agent', async () => {
+  it('previews an agent\'s port through B: HTTP (a 10 MiB body streamed, a POST body) and a WebSocket echo, authorized like reading the agent; from inside it the holder's internal byte-stream route refuses a forged upgrade', async () => {
     const created = await viaB('POST', '/api/v1/agents', {name: 'web', projectId: 'default', harnessConfig: 'shell'})
     expect(created.status, JSON.stringify(created.body)).toBe(201)
     const web = created.body.agent
@@ -196,5 +196,15 @@ describe.skipIf(!(await pgAvailable()))('replicas: every agent operation through
     // broker's refusal, carried back through A).
     expect((await fetch(`${listed.url}hello`)).status).toBe(401)
     expect((await fetch(`${bUrl}/agents/${web.id}/ports/${listed.port + 5}/hello`, {headers: auth})).status).toBe(404)
+
+    // From inside the agent, the holder's internal byte-stream route refuses a forged upgrade.
+    const op = Buffer.from(JSON.stringify({method: 'agent.port', params: {agentId: web.id, port: listed.port}})).toString('base64url')
+    const forged =
+      `curl -s -o /dev/null --max-time 5 -w 'duplex=%{http_code}\\n' -H 'connection: Upgrade' -H 'upgrade: websocket' -H 'sec-websocket-version: 13' -H 'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==' ` +
+      `-H 'x-svc-replica: x' -H 'x-svc-timestamp: ${Math.floor(Date.now() / 1000)}' -H 'x-svc-nonce: n' -H 'x-svc-signature: ${'0'.repeat(64)}' '${a.url}/internal/v1/replicas/brokers/${a.brokerId}/duplex?op=${op}'\r`
+    expect((await viaB('POST', `/api/v1/agents/${web.id}/keys`, {keys: forged})).status).toBe(200)
+    const webLogs = async () => (await fetch(`${bUrl}/api/v1/agents/${web.id}/logs`, {headers: auth})).text()
+    await waitFor(async () => /duplex=\d{3}/.test(await webLogs()), 30_000, 'the forged upgrade answered')
+    expect((await webLogs()).match(/duplex=(\d{3})/)?.[1]).toBe('401')
   })
 })
