@@ -37,6 +37,9 @@ const TRACE = '.svc-hook-trace.jsonl'
 // where Claude Code's part goes.
 const DEBUG_DIR = process.env.BENCH_CLAUDE_DEBUG
 const CLAUDE_DEBUG = '.claude-debug.log'
+// BENCH_NICE=<n>: the agents' niceness (`runtimes.local.nice`, 10 by default): on a machine other
+// work keeps busy, Claude Code at nice 10 waits for the CPU behind it.
+const NICE = process.env.BENCH_NICE
 
 const out = (line) => process.stdout.write(`${line}\n`)
 const pct = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]
@@ -101,7 +104,7 @@ const model = await startAnthropicServer()
 let hub
 try {
   initCheckout(checkout, env)
-  writeFileSync(join(home, '.svc', 'settings.yaml'), `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n      SVC_HOOK_TRACE: ${TRACE}\n${DEBUG_DIR ? `    args: [--debug-file, ${CLAUDE_DEBUG}]\n` : ''}`)
+  writeFileSync(join(home, '.svc', 'settings.yaml'), `schema_version: "1"\nharness_configs:\n  claude:\n    harness: claude\n    env:\n      ANTHROPIC_BASE_URL: ${model.url}\n      ANTHROPIC_API_KEY: ${KEY}\n      SVC_HOOK_TRACE: ${TRACE}\n${DEBUG_DIR ? `    args: [--debug-file, ${CLAUDE_DEBUG}]\n` : ''}${NICE ? `runtimes:\n  local:\n    type: local\n    nice: ${Number(NICE)}\n` : ''}`)
   const [hubPort, brokerPort] = [await freePort(), await freePort()]
   const hubUrl = `http://127.0.0.1:${hubPort}`
   const logFile = join(work, 'hub.log')
