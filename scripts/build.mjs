@@ -8,6 +8,7 @@ import {mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync} from
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {buildWeb, webAssetsPlugin} from './web-assets.mjs'
+import {devLazyRegistryPlugin} from './dev-lazy-registry.mjs'
 
 const dist = fileURLToPath(new URL('../dist', import.meta.url))
 const fresh = `${dist}.build-${process.pid}`
@@ -63,7 +64,8 @@ try {
     sourcemap: 'linked',
     logLevel: 'warning',
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [webAssetsPlugin],
+    // Command classes are imported when a start needs them (scripts/dev-lazy-registry.mjs).
+    plugins: [webAssetsPlugin, devLazyRegistryPlugin],
   })
   install()
 } finally {

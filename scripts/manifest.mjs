@@ -12,7 +12,13 @@ export const MANIFEST_FILE = fileURLToPath(new URL('../oclif.manifest.json', imp
 
 /** The manifest oclif would build from dist/cli.js, as JSON text. */
 export async function manifestText() {
+  // The dev bundle loads command classes on demand (scripts/dev-lazy-registry.mjs): all of them
+  // here, handed to oclif as its command cache (its own import of the file may be another
+  // instance of the module, under vitest).
+  const {COMMANDS} = await import(new URL('../dist/cli.js', import.meta.url).href)
+  await COMMANDS[Symbol.for('svc.loadCommands')]?.()
   const plugin = new Plugin({root, type: 'core', isRoot: true, ignoreManifest: true, errorOnManifestCreate: true, respectNoCacheDefault: true})
+  plugin.commandCache = COMMANDS
   await plugin.load()
   return JSON.stringify(plugin.manifest, null, 2) + '\n'
 }
