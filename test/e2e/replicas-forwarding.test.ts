@@ -142,7 +142,7 @@ describe.skipIf(!(await pgAvailable()))('replicas: every agent operation through
     expect((await logsViaB()).text).not.toMatch(/^pwned$/m)
   })
 
-  it('previews an agent\'s port through B: HTTP (a 10 MiB body streamed, a POST body) and a WebSocket echo, authorized like reading the agent; from inside it the holder's internal byte-stream route refuses a forged upgrade', async () => {
+  it('previews an agent\'s port through B: HTTP (a 10 MiB body streamed, a POST body) and a WebSocket echo, authorized like reading the agent; from inside it the holder\'s internal byte-stream route refuses a forged upgrade', async () => {
     const created = await viaB('POST', '/api/v1/agents', {name: 'web', projectId: 'default', harnessConfig: 'shell'})
     expect(created.status, JSON.stringify(created.body)).toBe(201)
     const web = created.body.agent
