@@ -6,14 +6,16 @@
 // - on the fixture as an older release left it (every hop unrecorded: the plan computes a V1
 //   ceiling per hop), before any start-up migration has adopted anything;
 // - after the real start-up migration has adopted every hop (each edge carries an adopted
-//   ceiling to classify; every record names a deactivated original). Adopting 100k hops one
-//   transaction each takes about a minute; BENCH_ADOPTED=0 skips this half.
+//   ceiling to classify; every record names a deactivated original). BENCH_ADOPTED=0 skips this
+//   half. The start-up migration itself (backfill check, cohort snapshot, then one transaction
+//   per hop) is timed too, wall and CPU: target <= 30 s for 100k hops (issue 31).
 // Beside them, in the same run, a plain in-memory walk of the same chains (each live agent up
 // its delegators to the root, no rules, no memoisation) over maps already in memory: the floor
 // any planner pays for touching every hop. Also printed: the preview's JSON body (size and the
 // time to serialise it, which the route adds).
-// Prints the best and median of BENCH_ROUNDS (5) rounds. Target: a full preview under 1.5 s on
-// SQLite (printed, never asserted).
+// Prints the best and median of BENCH_ROUNDS (5) rounds. Target: a full preview under 1.0 s on
+// SQLite (issue 31; printed, never asserted). On a loaded machine wall time mostly measures
+// waiting: the CPU figures beside it, and the load average printed, say how much.
 // BENCH_AGENTS (100000), BENCH_DEPTH (8), BENCH_SEED (1) change the fixture; BENCH_FIXTURE=<file>
 // starts from a copy of a SQLite fixture built earlier (npm run fixture:legacy).
 import {copyFileSync, mkdtempSync, rmSync} from 'node:fs'
@@ -36,7 +38,8 @@ const DEPTH = Number(process.env.BENCH_DEPTH ?? 8)
 const SEED = Number(process.env.BENCH_SEED ?? 1)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const ADOPTED = process.env.BENCH_ADOPTED !== '0'
-const TARGET_MS = 1500
+const TARGET_MS = 1000
+const MIGRATION_TARGET_MS = 30_000
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-bench-planner-'))
 const url = join(dir, 'legacy.db')
@@ -115,6 +118,7 @@ async function measure(store, title) {
 }
 
 try {
+  out(`load average at the start: ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${availableParallelism()} cores`)
   let t = performance.now()
   if (process.env.BENCH_FIXTURE) {
     copyFileSync(process.env.BENCH_FIXTURE, url)
@@ -130,8 +134,11 @@ try {
     await measure(store, 'before adoption (the fixture as an older release left it, schema current):')
     if (ADOPTED) {
       t = performance.now()
+      const c = cpuMs()
       await runDelegationStartup(store, systemClock, pino({level: 'silent'}))
-      out(`start-up migration (backfill check, snapshot, adoption of every hop): ${ms(performance.now() - t)}`)
+      const wall = performance.now() - t
+      out(`start-up migration (backfill check, snapshot, adoption of every hop, one transaction each): ${ms(wall)} (CPU ${ms(cpuMs() - c)}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
+      out(`  target: <= ${MIGRATION_TARGET_MS / 1000} s: ${wall <= MIGRATION_TARGET_MS ? 'met' : 'NOT met'} (wall)`)
       await measure(store, 'after the start-up migration adopted every hop:')
     }
     out(`load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${availableParallelism()} cores`)

@@ -36,18 +36,24 @@ export function parseCeiling(raw: string | null): string[] | null {
  * `parse` reads the ceiling text; the planner passes one that remembers each distinct text, as
  * a plan over 100k adopted edges sees only a handful of them.
  */
+// Classes without a ceiling, shared (a plan classifies every edge: 100k objects fewer).
+const UNRECORDED: EdgeClass = Object.freeze({kind: 'unrecorded'})
+const MALFORMED_PROVENANCE: EdgeClass = Object.freeze({kind: 'malformed_provenance'})
+const UNKNOWN_VERSION: EdgeClass = Object.freeze({kind: 'unknown_version'})
+const MALFORMED_CEILING: EdgeClass = Object.freeze({kind: 'malformed_ceiling'})
+
 export function classifyEdge(e: EdgeFacts, parse: (raw: string | null) => string[] | null = parseCeiling): EdgeClass {
   if (e.provenanceVersion === 0) {
     const clean = e.sourceCredentialKind === null && e.ceiling === null && e.ceilingPolicy === null && e.ceilingProjectId === null
-    return clean ? {kind: 'unrecorded'} : {kind: 'malformed_provenance'}
+    return clean ? UNRECORDED : MALFORMED_PROVENANCE
   }
-  if (e.provenanceVersion !== CURRENT_PROVENANCE_VERSION) return {kind: 'unknown_version'}
-  if (!e.sourceCredentialKind) return {kind: 'malformed_provenance'}
+  if (e.provenanceVersion !== CURRENT_PROVENANCE_VERSION) return UNKNOWN_VERSION
+  if (!e.sourceCredentialKind) return MALFORMED_PROVENANCE
   const adopted = e.sourceCredentialKind === ADOPTED_SOURCE_KIND
   // An adopted row must carry the V1 mark bound to its own project; a recorded one carries none.
-  if (adopted ? e.ceilingPolicy !== POLICY_V1_NAME || e.ceilingProjectId !== e.projectId : e.ceilingPolicy !== null) return {kind: 'malformed_provenance'}
+  if (adopted ? e.ceilingPolicy !== POLICY_V1_NAME || e.ceilingProjectId !== e.projectId : e.ceilingPolicy !== null) return MALFORMED_PROVENANCE
   const ceiling = parse(e.ceiling)
-  if (!ceiling) return {kind: 'malformed_ceiling'}
+  if (!ceiling) return MALFORMED_CEILING
   return adopted ? {kind: 'recognized', ceiling} : {kind: 'recorded', ceiling}
 }
 

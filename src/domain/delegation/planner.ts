@@ -305,15 +305,15 @@ export function planAdoption(world: World, scope: PlanScope = {}, ceilings: Plan
     }
   } else for (const a of world.agents.values()) if (inScope(a)) resolve(a)
   // Top-down: by depth, then agent ID.
-  const byDepth: string[][] = []
-  for (const h of memo.values()) (byDepth[h.depth] ??= []).push(h.agentId)
+  const byDepth: PlannedHop[][] = []
+  for (const h of memo.values()) (byDepth[h.depth] ??= []).push(h)
   const hops: PlannedHop[] = []
-  for (const ids of byDepth) if (ids) for (const id of ids.sort(byText)) hops.push(memo.get(id)!)
+  for (const level of byDepth) if (level) for (const h of level.sort(byAgentId)) hops.push(h)
   return hops
 }
 
-/** Code-unit order, as the default sort gives, but cheaper for 100k IDs (docs/delegation.md); IDs are unique, so never equal. */
-const byText = (a: string, b: string): number => (a < b ? -1 : 1)
+/** Code-unit order of agent IDs, as the default sort gives, but cheaper for 100k (docs/delegation.md); IDs are unique, so never equal. */
+const byAgentId = (a: PlannedHop, b: PlannedHop): number => (a.agentId < b.agentId ? -1 : 1)
 
 /**
  * Fingerprint of a plan: the operation and every hop's API fields, in the order given. The
@@ -333,8 +333,9 @@ const byText = (a: string, b: string): number => (a < b ? -1 : 1)
  */
 export function planFingerprint(operation: 'adopt' | 'revert', hops: readonly Hop[], recordStatus?: (recordId: string) => string | undefined): string {
   const ceilings: Array<readonly string[]> = []
-  const byArray = new Map<readonly string[], number>()
-  const byContent = new Map<string, number>()
+  const byArray = new Map<readonly string[], string>()
+  const byContent = new Map<string, string>()
+  /** The ceiling's place in `ceilings`, as text. */
   const place = (c: readonly string[] | null): string => {
     if (c === null) return '-'
     let i = byArray.get(c)
@@ -342,10 +343,10 @@ export function planFingerprint(operation: 'adopt' | 'revert', hops: readonly Ho
       // An equal ceiling in another array (hops not built by the planner) takes the same place.
       const text = JSON.stringify(c)
       i = byContent.get(text)
-      if (i === undefined) byContent.set(text, (i = ceilings.push(c) - 1))
+      if (i === undefined) byContent.set(text, (i = String(ceilings.push(c) - 1)))
       byArray.set(c, i)
     }
-    return `${i}`
+    return i
   }
   const f = (s: string | null): string => (s === null ? '-' : `${s.length}:${s}`)
   // UTF-16 code units as they are: the length prefixes count those, and no text is lost in encoding.
