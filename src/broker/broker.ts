@@ -3,6 +3,7 @@ import {runAgentCheck} from './agent-check.js'
 import {join} from 'node:path'
 import type {Logger} from 'pino'
 import {BROKER_CAPABILITIES, type HelloEvent} from '../api/tunnel-protocol.js'
+import {registerLocalPorts} from '../api/local-ports.js'
 import {AgentRegistry, type RunningAgent} from './agent-registry.js'
 import type {AgentWorkspace, DeletedBranchDto} from '../api/dto.js'
 import {agentHome, agentTokenFile, launchAgent, type StartParams} from './agent-launch.js'
@@ -72,6 +73,7 @@ export class Broker {
     (agentId, err) => this.opts.logger.warn({agentId, err: err.message}, 'delivering kept status reports failed'),
   )
   private readonly limits: AgentLimits
+  private unregisterPorts = () => {}
   private readonly ports = new AgentPorts((id) => ((a) => ({agentId: a.agentId, runtime: this.runtimeOf(a), handle: a.handle}))(this.agent(id)))
   /** The default runtime new agents start on, and the one each agent started on. */
   private readonly runtimes: BrokerRuntimes
@@ -166,6 +168,9 @@ export class Broker {
 
   start() {
     this.tunnel.start()
+    // A Hub in this process holding this broker's tunnel connects to ports without the tunnel.
+    this.unregisterPorts()
+    this.unregisterPorts = registerLocalPorts(this.opts.brokerId, (method, params) => this.ports.connect(method, params as Record<string, unknown>))
     this.watcher = setInterval(() => void this.watch(), this.opts.aliveIntervalMs ?? 15_000)
     this.watcher.unref()
   }
@@ -174,6 +179,7 @@ export class Broker {
     if (this.watcher) clearInterval(this.watcher)
     this.limits.stop()
     this.tunnel.stop()
+    this.unregisterPorts()
     this.ports.close()
   }
 

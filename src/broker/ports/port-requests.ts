@@ -6,6 +6,7 @@
  * agent's ID and a port number.
  */
 import {existsSync, readFileSync} from 'node:fs'
+import type net from 'node:net'
 import type {Duplex} from 'node:stream'
 import type {Runtime, RuntimeHandle} from '../runtime.js'
 import {agentSockets, listenedPorts, namespaceSockets, type AgentSockets} from './agent-sockets.js'
@@ -51,15 +52,26 @@ export class AgentPorts {
 
   /** Connects `duplex` to the agent's `params.port`; refused (`not_found`) when it does not listen there. */
   async open(method: string, params: Record<string, unknown>, duplex: Duplex): Promise<void> {
+    const socket = await this.connect(method, params)
+    socket.on('error', (err) => duplex.destroy(err))
+    duplex.on('close', () => socket.destroy())
+    socket.pipe(duplex)
+    duplex.pipe(socket)
+  }
+
+  /**
+   * A connection to the agent's `params.port` (what `open` relays; the Hub in this process uses
+   * it as it is: local-ports.ts); refused (`not_found`) when it does not listen there. Its
+   * errors end it (close follows) whether or not its user listens for them.
+   */
+  async connect(method: string, params: Record<string, unknown>): Promise<net.Socket> {
     if (method !== 'agent.port') throw refusal('unsupported_method', `this broker does not support ${method}`)
     const port = params.port
     if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) throw refusal('validation_error', 'port must be an integer from 1 to 65535')
     const {agentId} = this.lookup(params.agentId)
     const socket = await this.ingress.connect(agentId, await this.sockets(agentId, port), port)
-    socket.on('error', (err) => duplex.destroy(err))
-    duplex.on('close', () => socket.destroy())
-    socket.pipe(duplex)
-    duplex.pipe(socket)
+    socket.on('error', () => {})
+    return socket
   }
 
   /** Stops every forwarder (the broker stops). */

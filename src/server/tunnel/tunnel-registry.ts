@@ -1,6 +1,7 @@
 import type {Duplex} from 'node:stream'
 import type {WebSocket} from 'ws'
 import {AppError} from '../../api/app-error.js'
+import {localPortOpener} from '../../api/local-ports.js'
 import type {BrokerGateway, TunnelStream} from '../../domain/brokers/gateway.js'
 import {BrokerConnection} from './broker-connection.js'
 
@@ -53,7 +54,14 @@ export class TunnelRegistry implements BrokerGateway {
   }
 
   openDuplex(brokerId: string, method: string, params: unknown): Promise<Duplex> {
-    return this.conn(brokerId).openDuplex(method, params)
+    const conn = this.conn(brokerId)
+    // The broker runs in this process (the co-located one): its own connection to the port,
+    // with no WebSocket hop over loopback (local-ports.ts). Refused as through the tunnel.
+    const local = localPortOpener(brokerId)
+    if (!local) return conn.openDuplex(method, params)
+    return local(method, params).catch((err: Error & {code?: string}) => {
+      throw new AppError('broker_error', `broker: ${err.message}`, {brokerCode: err.code})
+    })
   }
 
   closeAll() {
