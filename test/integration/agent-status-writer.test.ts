@@ -131,6 +131,24 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     await w.close()
   })
 
+  it('a report folded (past eight steps) with a refused token\'s is not answered as stored: 409 conflict; the later steps are written', async () => {
+    const hash = hashSecret(newSecret(TOKEN_PREFIX.agent))
+    const t = new Date()
+    await hub.store.agents.insertToken({id: newId(), agentId, tokenHash: hash, scopes: [], now: iso(t), expiresAt: iso(new Date(t.getTime() + 3_600_000))})
+    const unknown = hashSecret(newSecret(TOKEN_PREFIX.agent))
+    const w = writer()
+    const forged = w.report(agentId, {activity: 'executing', detail: 'forged'}, {liveOnly: true, tokenHash: unknown})
+    const first = w.report(agentId, {activity: 'thinking', detail: 'folded'}, {liveOnly: true, tokenHash: hash})
+    const activities = ['executing', 'thinking', 'executing', 'thinking', 'executing', 'thinking', 'idle']
+    const rest = activities.map((activity, i) => w.report(agentId, {activity, detail: `step ${i}`}, {liveOnly: true, tokenHash: hash}))
+    for (const p of rest) p.catch(() => {})
+    await w.flush()
+    await expect(forged).rejects.toMatchObject({code: 'unauthorized', status: 401})
+    await expect(first).rejects.toMatchObject({code: 'conflict', status: 409})
+    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'idle', detail: 'step 6'})
+    await w.close()
+  })
+
   it('a failed write keeps the steps for the next round, at most eight of them, and not those of an agent forgotten meanwhile', async () => {
     let down = true
     let gate: () => void = () => {}

@@ -115,9 +115,11 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
     flushing = (async () => {
       // Agents not live when their batch was written: what the refusal says.
       const refused = new Map<string, {name: string; phase: string}>()
-      // Tokens checked in this write (true: still valid), and the steps written per agent.
+      // Tokens checked in this write (true: still valid), the steps written per agent, and who
+      // had a report in a step that was not written (token hashes; '' for reports without one).
       const tokens = new Map<string, boolean>()
       const written = new Map<string, Step[]>()
+      const dropped = new Map<string, Set<string>>()
       try {
         const nowDate = deps.clock.now()
         const now = iso(nowDate)
@@ -134,12 +136,14 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
             }
             for (const step of all) {
               for (const hash of step.by ?? []) {
-                if (tokens.has(hash)) continue
+                if (hash === '' || tokens.has(hash)) continue
                 const t = await tx.agents.tokenByHash(hash)
                 tokens.set(hash, !!t && !t.revokedAt && Date.parse(t.expiresAt) > nowDate.getTime())
               }
             }
-            const steps = all.filter((step) => !step.by?.some((hash) => !tokens.get(hash)))
+            const refusedStep = (step: Step) => !!step.by?.some((hash) => hash !== '' && !tokens.get(hash))
+            const steps = all.filter((step) => !refusedStep(step))
+            if (steps.length < all.length) dropped.set(agentId, new Set(all.filter(refusedStep).flatMap((step) => step.by ?? [])))
             written.set(agentId, steps)
             for (const p of steps) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, error: p.error, lastHeartbeatAt: p.heartbeatAt}, now)
           }
@@ -157,6 +161,8 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
           const no = refused.get(w.agentId)
           if (no) w.reject(new AppError('agent_not_running', `agent ${no.name} is not running (phase ${no.phase}): its session is not one the Hub holds, so its reports are refused; start it again`, {phase: no.phase}))
           else if (w.tokenHash && tokens.get(w.tokenHash) === false) w.reject(new AppError('unauthorized', 'agent token revoked or unknown'))
+          // Its report was folded into a step with a refused token's (past MAX_STEPS): not stored.
+          else if (dropped.get(w.agentId)?.has(w.tokenHash ?? '')) w.reject(new AppError('conflict', 'this report was merged with one the Hub refused and is not stored: send it again'))
           else w.resolve()
         }
       } catch (err) {
@@ -317,6 +323,8 @@ function compact(steps: Step[]): Step[] {
   if (out.length <= MAX_STEPS) return out
   const folded = out.length - MAX_STEPS + 1
   const oldest = out.slice(0, folded)
-  const by = [...new Set(oldest.flatMap((s) => s.by ?? []))]
-  return [{...merged(oldest)!, by: by.length ? by : undefined}, ...out.slice(folded)]
+  // Whose reports the folded step holds ('' for those without a token), so that dropping it
+  // (a refused token) answers each of them.
+  const by = [...new Set(oldest.flatMap((s) => s.by ?? ['']))]
+  return [{...merged(oldest)!, by: by.length === 1 && by[0] === '' ? undefined : by}, ...out.slice(folded)]
 }
