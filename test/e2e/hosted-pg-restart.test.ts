@@ -117,6 +117,12 @@ describe.skipIf(!bin)(`hosted replicas through a PostgreSQL restart${bin ? '' : 
     await waitFor(() => /tried-exit=\d/.test(pane()), 30_000, 'the agent tried to report')
     // Still down after the agent tried: no replica could have stored the report.
     for (const r of replicas) expect(await ready(r)).toBe(503)
+    // A request that needs the database answers as /readyz does, 503 not_ready (the CLI then
+    // tries another replica), never a 500 internal_error.
+    for (const r of replicas) {
+      const got = await api(r, 'GET', `/api/v1/agents/${agent.id}`)
+      expect({status: got.status, code: got.body?.code}).toEqual({status: 503, code: 'not_ready'})
+    }
     alive()
     await new Promise((r) => setTimeout(r, Math.max(0, 15_000 - (Date.now() - downAt))))
     await pg.start()

@@ -4,6 +4,7 @@ import {AppError, type ErrorEnvelope} from '../../api/app-error.js'
 import type {ErrorCode} from '../../api/error-codes.js'
 import {fieldsOf} from './validation.js'
 import {sendNotFoundPage, wantsHtmlNotFound} from '../web/not-found-page.js'
+import {isDatabaseUnreachable} from '../../store/db-errors.js'
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, err: AppError): FastifyReply {
   const body: ErrorEnvelope = {error: {code: err.code, message: err.message, ...(err.details && {details: err.details}), requestId: request.id}}
@@ -65,6 +66,12 @@ export function installErrorHandling(app: FastifyInstance) {
       if (UNEXPECTED.has(known.code)) request.log.error({err}, known.message)
       else if (known.status >= 500) request.log.info({code: known.code, status: known.status}, known.message)
       return sendError(reply, request, known)
+    }
+    if (isDatabaseUnreachable(err)) {
+      // Not this request's fault: the same answer as /readyz, which replica failover and load
+      // balancers take as "try again or elsewhere" (a 500 says the request itself broke).
+      request.log.warn({err: err.message}, 'the database does not answer')
+      return sendError(reply, request, new AppError('not_ready', 'the database does not answer; try again shortly'))
     }
     request.log.error({err}, 'unhandled error')
     return sendError(reply, request, new AppError('internal_error', 'internal error; the Hub logged it under this request ID'))
