@@ -66,7 +66,8 @@ describeEachDialect('agents: children of a level', (dialect) => {
     }
     const usage = {inputTokens: 10, outputTokens: 20, cacheReadTokens: 3, modelCalls: 4, costUsd: 0.1, sessions: {s1: {inputTokens: 10, outputTokens: 20, modelCalls: 4, costUsd: 0.1, model: 'm', costFrom: 'harness' as const}}}
     const root = await add('root', null, {limits: {maxTurns: 50, maxModelCalls: null, maxDurationSeconds: 3600, maxCostUsd: 2.5, maxChildren: 4, maxDepth: 3}, config: {applied: {defaultMaxTurns: {value: 50, from: 'request'}}}})
-    const withAll = await add('all', root, {limits: {maxTurns: 10, maxModelCalls: 5, maxDurationSeconds: null, maxCostUsd: 0.75, maxChildren: 2, maxDepth: 1}, group: 'g', checkCommand: 'true', config: {applied: {model: {value: 'x', from: 'hub'}}, other: [1, 2]}})
+    // A task past the answer's first 64 KiB of buffer (teams/tree.ts grows it), not all ASCII.
+    const withAll = await add('all', root, {task: `${'é'.repeat(40_000)} long`, limits: {maxTurns: 10, maxModelCalls: 5, maxDurationSeconds: null, maxCostUsd: 0.75, maxChildren: 2, maxDepth: 1}, group: 'g', checkCommand: 'true', config: {applied: {model: {value: 'x', from: 'hub'}}, other: [1, 2]}})
     await agents.update(withAll.id, {workspace: {path: '/w/all', branch: 'svc/all', baseRef: 'svc/root', baseCommit: 'abc'}, usage, turns: 3, image: 'img', sandbox: 'bubblewrap', check: {status: 'failed', exitCode: 1, output: 'out\n"x"'}, brokerId: null, runtime: 'local', error: 'it broke', phase: 'stopped', activity: 'completed'}, now)
     // Limits derived from the applied settings (an agent made before budgets), and an activity a stop drops.
     const legacy = await add('legacy', root, {config: {applied: {defaultMaxTurns: {value: 7, from: 'project'}, defaultMaxModelCalls: {value: 9, from: 'hub'}, defaultMaxDuration: {value: '2m', from: 'hub'}}}})
@@ -95,6 +96,7 @@ describeEachDialect('agents: children of a level', (dialect) => {
     index(t.body.tree)
     expect(byName.get('quiet')).toMatchObject({phase: 'running', activity: 'offline', parent: {id: withAll.id, name: 'all'}})
     expect(byName.get('legacy')).toMatchObject({activity: null, limits: {maxTurns: 7, maxModelCalls: 9, maxDurationSeconds: 120, maxCostUsd: null}})
+    expect(byName.get('all').task).toBe(`${'é'.repeat(40_000)} long`)
     expect(byName.get('all')).toMatchObject({activity: 'completed', group: 'g', usage: {sessions: {s1: {model: 'm'}}}, check: {status: 'failed'}})
     expect(t.body.totals).toEqual({agents: 4, turns: 5, modelCalls: 5, costUsd: 0.15})
   })

@@ -3,10 +3,11 @@
  * other read shows it, with the totals of the whole subtree. Read level by level (one query per
  * generation), deleted agents left out.
  *
- * The answer is built as JSON text, node by node: on SQLite each node's JSON comes from the
- * store (agent-tree-rows.ts) and only the fields a pending report or the clock change (and the
- * effective limits) are added here, so a 1,000-agent tree makes no record, view or tree of objects to serialize again
- * (docs/teams.md, "Benchmarks"); elsewhere each node is `view(record)` stringified.
+ * The answer is built as JSON, node by node, into one buffer: on SQLite each node's JSON comes
+ * from the store (agent-tree-rows.ts) and only the fields a pending report or the clock change
+ * (and the effective limits) are added here, so a 1,000-agent tree makes no record, view or tree
+ * of objects to serialize again (docs/teams.md, "Benchmarks"); elsewhere each node is
+ * `view(record)` stringified.
  */
 import {notFound} from '../../api/app-error.js'
 import type {AgentDto} from '../../api/dto.js'
@@ -30,9 +31,9 @@ export interface TreeTotals {
   turns: number
 }
 
-/** `{tree: TreeNode, totals: TreeTotals}` as JSON text, ready to send. */
+/** `{tree: TreeNode, totals: TreeTotals}` as JSON (UTF-8), ready to send. */
 export interface TreeAnswer {
-  json: string
+  json: Buffer
 }
 
 // Far deeper than any team; bounds the walk should records ever point in a circle.
@@ -44,19 +45,37 @@ interface Built {
   children: Built[]
 }
 
-/** The tree's JSON: its pieces in one list joined once (joining each level's children would copy a node's text once per level above it). */
-function render(top: Built): string {
-  const parts: string[] = []
+/**
+ * The tree's JSON as UTF-8 bytes, written piece by piece into one buffer: no string of the whole
+ * answer is made (a 1,000-agent tree is the better part of a MiB, made and then encoded again by
+ * the socket's write on every request).
+ */
+function render(top: Built, head: string, tail: string): Buffer {
+  let out = Buffer.allocUnsafe(1 << 16)
+  let at = 0
+  const put = (text: string) => {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: grow before a piece that might not fit.
+    if (at + text.length * 3 > out.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(out.length * 2, at + text.length * 3))
+      out.copy(bigger, 0, 0, at)
+      out = bigger
+    }
+    at += out.write(text, at)
+  }
   const walk = (n: Built) => {
-    parts.push('{"agent":', n.json, ',"children":[')
+    put('{"agent":')
+    put(n.json)
+    put(',"children":[')
     n.children.forEach((c, i) => {
-      if (i) parts.push(',')
+      if (i) put(',')
       walk(c)
     })
-    parts.push(']}')
+    put(']}')
   }
+  put(head)
   walk(top)
-  return parts.join('')
+  put(tail)
+  return out.subarray(0, at)
 }
 
 // The record `view` is given for a SQLite row's live fields: the row's phase, activity, detail,
@@ -130,7 +149,7 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
         level = next
       }
       totals.costUsd = Math.round(totals.costUsd * 1e6) / 1e6
-      return {json: `{"tree":${render(top)},"totals":${JSON.stringify(totals)}}`}
+      return {json: render(top, '{"tree":', `,"totals":${JSON.stringify(totals)}}`)}
     },
   }
 }

@@ -17,7 +17,7 @@ export function agentTreeRoutes(app: FastifyInstance, teams: TeamsService, s: Pi
     ...['projects', 'groves'].map((p) => ({base: `/api/v1/${p}/:projectId/agents/:id`, params: {type: 'object', required: ['id', 'projectId'], properties: {id: str, projectId: str}}})),
   ]
   for (const {base, params} of forms) {
-    // The domain answers JSON text (built node by node: teams/tree.ts), sent as it is.
+    // The domain answers the JSON as bytes (built node by node: teams/tree.ts), sent as they are.
     app.get(`${base}/tree`, {schema: {params}}, async (request: FastifyRequest, reply: FastifyReply) => {
       const p = request.params as {id: string; projectId?: string}
       const {json} = await teams.tree(ctxOf(request), p.id, p.projectId)
