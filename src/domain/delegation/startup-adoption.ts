@@ -170,7 +170,8 @@ export async function runStartupAdoption(store: Store, clock: Clock, logger: Log
     if (!(await store.hubSettings.get<CohortHeader>(COHORT_KEY))) {
       try {
         loaded = await takeSnapshot(store, iso(clock.now()), hooks)
-        result.tookSnapshot = true
+        // Null: another start (a replica, under the lock) took it first.
+        result.tookSnapshot = loaded !== null
       } catch (err) {
         logger.error({err: (err as Error).message}, 'delegation provenance adoption: planning or the cohort snapshot failed; the Hub serves without a snapshot and the next start takes it')
         return result
