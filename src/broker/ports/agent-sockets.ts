@@ -99,5 +99,16 @@ export function agentSockets(root: number, excludePorts: number[]): AgentSockets
   return {nsPid: null, netns: null, listeners: tables('/proc/self').filter((l) => held.has(l.inode))}
 }
 
+/**
+ * Of listeners found held by an agent's processes on the host's network, those whose socket (the
+ * same inode) still listens on its port in the host's table: still the socket the agent made,
+ * whoever holds it now. A new socket on that port (the agent's server restarted, or anyone else's)
+ * has a new inode and is not among them: finding its holder needs agentSockets again.
+ */
+export function stillListening(listeners: TcpListener[]): TcpListener[] {
+  const now = new Set(tables('/proc/self').map((l) => `${l.inode}/${l.port}`))
+  return listeners.filter((l) => now.has(`${l.inode}/${l.port}`))
+}
+
 /** The ports listened on, ascending, each once. */
 export const listenedPorts = (s: AgentSockets): number[] => [...new Set(s.listeners.map((l) => l.port))].sort((a, b) => a - b)

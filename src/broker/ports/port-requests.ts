@@ -9,7 +9,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import type net from 'node:net'
 import type {Duplex} from 'node:stream'
 import type {Runtime, RuntimeHandle} from '../runtime.js'
-import {agentSockets, listenedPorts, namespaceSockets, type AgentSockets} from './agent-sockets.js'
+import {agentSockets, listenedPorts, namespaceSockets, stillListening, type AgentSockets} from './agent-sockets.js'
 import {PortIngress} from './ingress.js'
 
 export type AgentLookup = (agentId: unknown) => {agentId: string; runtime: Runtime; handle: RuntimeHandle}
@@ -89,7 +89,18 @@ export class AgentPorts {
   private async sockets(agentId: unknown, wanted?: number): Promise<AgentSockets> {
     const a = this.lookup(agentId)
     const cached = this.cache.get(a.agentId)
-    if (wanted !== undefined && cached && Date.now() - cached.at < FRESH_MS && cached.sockets.listeners.some((l) => l.port === wanted) && processAlive(cached.pid)) return cached.sockets
+    if (wanted !== undefined && cached && cached.sockets.listeners.some((l) => l.port === wanted) && processAlive(cached.pid)) {
+      if (Date.now() - cached.at < FRESH_MS) return cached.sockets
+      // On the host's network, an older reading is renewed from the host's table alone while the
+      // socket seen held by the agent's processes still listens there (the walk of every
+      // process in /proc it saves stalled the Hub's process for tens of ms on a loaded host).
+      const still = cached.sockets.nsPid === null ? stillListening(cached.sockets.listeners) : []
+      if (still.some((l) => l.port === wanted)) {
+        const sockets = {...cached.sockets, listeners: still}
+        this.cache.set(a.agentId, {...cached, at: Date.now(), sockets})
+        return sockets
+      }
+    }
     const proc = await this.firstProcess(a)
     // In its own network namespace, seen through the same process as before: only that
     // namespace's table is read again (every listener there is the agent's).
