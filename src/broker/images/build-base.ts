@@ -13,7 +13,7 @@ import {AppError} from '../../api/app-error.js'
 import {findExecutable} from '../sandbox/host.js'
 import {runCommand} from '../runtimes/run-command.js'
 import {BASE_RECIPE, baseImageTag, recipeHash, type BaseImageRecipe} from './base-recipe.js'
-import {withBuildLock} from './build-lock.js'
+import {withFileLock} from '../../config/file-lock.js'
 
 export interface BuildOptions {
   engine: 'podman' | 'docker'
@@ -105,9 +105,10 @@ export async function buildBaseImage(o: BuildOptions): Promise<BuildResult> {
   if (await present()) return unchanged()
   // Another build of the same recipe on this host (another `svc image build`, another broker's
   // first agent) is waited for, then found done, instead of repeated.
-  const lock = join(cacheDir, `${recipe.suite}-${recipeHash(recipe)}.lock`)
-  return withBuildLock(
-    lock,
+  // The lock is the cached tar's (`<tar>.lock`): it guards the debootstrap that makes it too.
+  await mkdir(cacheDir, {recursive: true})
+  return withFileLock(
+    rootfs,
     async () => {
       if (await present()) return unchanged()
       const rootfsCached = existsSync(rootfs) && !o.force
@@ -118,7 +119,7 @@ export async function buildBaseImage(o: BuildOptions): Promise<BuildResult> {
       if (imp.code !== 0) throw fail(`${bin} import failed: ${imp.stderr || `exit code ${imp.code}`}`)
       return {image, engine: o.engine, built: true, rootfs, rootfsCached}
     },
-    {waiting: () => say(`waiting for another build of ${image} on this host`)},
+    {timeoutMs: 30 * 60_000},
   )
 }
 
