@@ -53,6 +53,20 @@ describeEachDialect('agents: placement across brokers', (dialect) => {
     expect((await hub.request('GET', `/api/v1/brokers/${b3}`)).body.broker.agents).toBe(2)
   })
 
+  it('creates at once fill every broker to its cap: one whose broker filled meanwhile goes to another, none is refused while a broker has room', async () => {
+    hub = await startFakeBrokerHub(dialect, {files: settings('  max_agents_per_broker: 3\n  max_agents_per_project: 50\n')})
+    others = [await joinFakeBroker(hub, 'b2'), await joinFakeBroker(hub, 'b3')]
+    // Nine slots, nine creates side by side: placement reads loads before any insert commits.
+    const made = await Promise.all(Array.from({length: 9}, (_, i) => create(`c${i}`)))
+    expect(made.map((r) => r.status), JSON.stringify(made.map((r) => r.body.error))).toEqual(Array(9).fill(201))
+    const per = new Map<string, number>()
+    for (const r of made) per.set(r.body.agent.brokerId, (per.get(r.body.agent.brokerId) ?? 0) + 1)
+    expect([...per.values()]).toEqual([3, 3, 3])
+    const full = await create('c9')
+    expect(full.status).toBe(429)
+    expect(full.body.error).toMatchObject({code: 'quota_exceeded', details: {quota: 'max_agents_per_broker', limit: 3}})
+  })
+
   it('without the cap enforced, brokers under it still come first, then the least loaded goes over it', async () => {
     hub = await startFakeBrokerHub(dialect, {files: settings('  max_agents_per_broker: 1\n  enforce_broker_quotas: false\n')})
     others = [await joinFakeBroker(hub, 'b2')]

@@ -11,7 +11,7 @@ import type {AgentSettingsSource} from './agent-settings.js'
 import {ACTIVITIES, agentView, PHASES, type AgentView} from './agent-state.js'
 import type {AgentTokens} from './agent-tokens.js'
 import {placeHubCloudIdentity} from './cloud-identity-placement.js'
-import {brokerOfStart, checkQuotas, chooseBroker} from './dispatch.js'
+import {brokerOfStart, checkQuotas, chooseBroker, insertPlaced} from './dispatch.js'
 import {AGENT_ROLES} from './scopes.js'
 import {recordDelegation} from '../delegation/record-edge.js'
 import {reincarnateEdge} from '../delegation/reincarnate.js'
@@ -151,14 +151,18 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const project = await store.projects.get(projectId)
       const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
       // A child works from its parent's branch: on its parent's broker when that one is online.
-      const brokerId = await chooseBroker({requested: input.brokerId, projectDefault: parent?.brokerId ?? projectBroker, runtime: input.runtime}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
-      await placeHubCloudIdentity(applied, {brokerId, colocatedBrokerId: a.colocatedBrokerId(), repos: store})
+      const place = async () => {
+        const id = await chooseBroker({requested: input.brokerId, projectDefault: parent?.brokerId ?? projectBroker, runtime: input.runtime}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
+        await placeHubCloudIdentity(applied, {brokerId: id, colocatedBrokerId: a.colocatedBrokerId(), repos: store})
+        return id
+      }
+      const placed = await place()
       const creator = ctx.principal.kind === 'agent' ? {kind: 'agent' as const, id: ctx.principal.id} : {kind: 'user' as const, id: ctx.principal.id}
       // Refused before anything is written: the harness's secrets must all be there.
       await gatherSecrets({id: '', projectId, createdBy: creator}, harnessConfig, settings.harnessConfigs[harnessConfig])
 
       const t = now()
-      const record = await store.transaction(async (tx) => {
+      const insert = (brokerId: string) => store.transaction(async (tx) => {
         await checkQuotas(tx, projectId, brokerId, settings.quotas)
         // Past an ancestor's maxChildren or maxDepth: 429 budget_exceeded, nothing written.
         const limits = await budgetForNewAgent(tx, parent, askedLimits, applied, clock.now().getTime())
@@ -191,6 +195,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         await recordDelegation(tx, ctx, inserted, t)
         return inserted
       })
+      const {record, brokerId} = await insertPlaced(placed, place, insert, !!input.brokerId)
       deps.logger.info({agentId: record.id, projectId, brokerId, by: creator}, 'agent created')
       deps.telemetry?.({type: 'agent.created', agentId: record.id, attributes: {'project.id': projectId, 'harness.config': harnessConfig, 'created_by.kind': creator.kind}})
       try {

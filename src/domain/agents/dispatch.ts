@@ -92,6 +92,32 @@ export async function brokerOfStart(agent: {name: string; brokerId: string | nul
 }
 
 /**
+ * How often a create is placed again when its broker filled up before its insert. Each time
+ * means another create took that slot, and placement only offers brokers under the cap by
+ * committed counts, so it ends by itself (all full is 429 from placement); this only bounds it.
+ */
+const PLACE_AGAIN = 20
+
+/**
+ * Places a new agent and inserts it. Placement reads brokers' loads outside the insert's
+ * transaction, so concurrent creates can pick the same broker for its last free slot; the
+ * quota check in the transaction then refuses all but one. A create placed by the Hub (not
+ * `--broker`) is placed again, on loads that now count the others, rather than refused while
+ * other brokers have room: 429 only when every broker is at the cap.
+ */
+export async function insertPlaced<T>(first: string, place: () => Promise<string>, insert: (brokerId: string) => Promise<T>, requested: boolean): Promise<{record: T; brokerId: string}> {
+  for (let attempt = 0; ; attempt++) {
+    const brokerId = attempt === 0 ? first : await place()
+    try {
+      return {record: await insert(brokerId), brokerId}
+    } catch (err) {
+      const full = err instanceof AppError && err.code === 'quota_exceeded' && (err.details as {quota?: string} | undefined)?.quota === 'max_agents_per_broker'
+      if (!full || requested || attempt >= PLACE_AGAIN) throw err
+    }
+  }
+}
+
+/**
  * Quota checks, inside the transaction that inserts the agent and holding the project and broker
  * row locks, so two concurrent creates cannot both pass the last free slot.
  */
