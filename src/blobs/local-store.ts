@@ -27,7 +27,7 @@ export function createLocalBlobStore(root: string): BlobStore {
       await mkdir(tmpDir, {recursive: true})
       const tmp = join(tmpDir, `${randomUUID()}.part`)
       try {
-        // Hashed and written by a worker thread while the event loop receives (hash-writer.ts).
+        // Hashed and written as it is received (hash-writer.ts).
         const info = await writeHashed(body, tmp, opts)
         await opts.accept?.(info)
         await mkdir(dirname(final), {recursive: true})
