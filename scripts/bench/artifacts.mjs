@@ -5,7 +5,7 @@
 // within 1.2x of the bare node:http hash+write upload below (issue 31).
 // For scale, the same runs also time a bare node:http server in its own process (the floor:
 // what loopback HTTP costs on this machine with no Hub at all): an upload it discards, one it
-// hashes and writes on its event loop (what the Hub did before hash-writer.ts), and a download
+// hashes and writes on its event loop (as the Hub does, hash-writer.ts), and a download
 // of the file. Each server's CPU per transfer (from /proc, all threads) is printed too: unlike
 // the times, it moves less when other work shares the machine. The load average is printed.
 // BENCH_BYTES=134217728 runs a 128 MiB file (raising the Hub's limit) to compare the RSS line:
