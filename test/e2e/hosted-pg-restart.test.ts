@@ -1,5 +1,5 @@
 import {randomBytes} from 'node:crypto'
-import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
+import {spawnSync, type ChildProcess} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -7,13 +7,15 @@ import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 import {requestJson} from '../../src/client/http.js'
 import {BIN, cliEnv, startServerProcess, type RunningServer} from '../helpers/cli.js'
 import {waitFor} from '../helpers/live-hub.js'
+import {createNetns, netnsSupport, type NetNs} from '../helpers/netns.js'
 import {createPrivatePg, postgresBin, type PrivatePg} from '../helpers/private-pg.js'
 
 /**
  * A PostgreSQL restart under a hosted deployment (CONTRACT "Hosted at scale": `/readyz`, losing
- * database connections never ends the process): two hosted replicas and a broker on a private
- * PostgreSQL cluster of this test's own (test/helpers/private-pg.ts; the shared server on :5432
- * is never touched), a shell agent running. A fast restart, then a ~15 s outage: `/readyz`
+ * database connections never ends the process): two hosted replicas on a private PostgreSQL
+ * cluster of this test's own (test/helpers/private-pg.ts; the shared server on :5432 is never
+ * touched), a broker on another host (a network namespace of its own, test/helpers/netns.ts)
+ * reaching them over its veth link, a shell agent running. A fast restart, then a ~15 s outage: `/readyz`
  * answers 503 on both replicas while the database is down and 200 after, no replica process
  * exits, the agent is reached through either replica after, and a report the agent made during
  * the outage (`svc status`, as its hooks would) arrives once the database is back.
@@ -21,13 +23,18 @@ import {createPrivatePg, postgresBin, type PrivatePg} from '../helpers/private-p
 vi.setConfig({testTimeout: 120_000, hookTimeout: 120_000})
 
 const bin = postgresBin()
+const ns = netnsSupport()
+const why = !bin ? ' (SKIPPED: no PostgreSQL server binaries in /usr/lib/postgresql)' : !ns.ok ? ` (SKIPPED: ${ns.reason})` : ''
 
-describe.skipIf(!bin)(`hosted replicas through a PostgreSQL restart${bin ? '' : ' (SKIPPED: no PostgreSQL server binaries in /usr/lib/postgresql)'}`, () => {
+describe.skipIf(!bin || !ns.ok)(`hosted replicas through a PostgreSQL restart, the broker on another host${why}`, () => {
   const home = mkdtempSync(join(tmpdir(), 'svc-e2e-pgrestart-'))
   const stateDir = mkdtempSync(join(tmpdir(), 'svc-e2e-pgrestart-broker-'))
   let pg: PrivatePg
   const replicas: RunningServer[] = []
   let broker: ChildProcess | null = null
+  let space: NetNs | null = null
+  /** A replica's URL as the broker's host (and its agent) reaches it: over the veth link. */
+  const fromBroker = (r: RunningServer) => `http://${space!.hostIp}:${r.port}`
   let brokerErr = ''
   let token = ''
   let agent: {id: string}
@@ -59,13 +66,15 @@ describe.skipIf(!bin)(`hosted replicas through a PostgreSQL restart${bin ? '' : 
       SVC_SECRETS_KEY: randomBytes(32).toString('hex'),
     })
     // One after the other: the first migrates the new database.
-    for (let i = 0; i < 2; i++) replicas.push(await startServerProcess(['--hosted'], env, 90_000))
+    // Listening on every address: the broker reaches them over its veth link.
+    for (let i = 0; i < 2; i++) replicas.push(await startServerProcess(['--hosted', '--host', '0.0.0.0'], env, 90_000))
     token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
     const projectId = (await api(replicas[0], 'POST', '/api/v1/projects/register', {name: 'pgrestart'})).body.project.id
     const {joinToken} = (await api(replicas[0], 'POST', '/api/v1/brokers/register', {name: 'host'})).body
     const brokerEnv = cliEnv(home, {TMUX_TMPDIR: stateDir, DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock'})
-    const hubs = replicas.map((r) => r.url).join(',')
-    broker = spawn(process.execPath, [BIN, 'broker', 'start', '--hub', hubs, '--state-dir', stateDir, '--runtime', 'local', '--port', '0', '--json', '--join-token', joinToken], {env: brokerEnv, stdio: ['ignore', 'pipe', 'pipe']})
+    space = createNetns()
+    const hubs = replicas.map(fromBroker).join(',')
+    broker = space.spawnIn(process.execPath, [BIN, 'broker', 'start', '--hub', hubs, '--state-dir', stateDir, '--runtime', 'local', '--port', '0', '--json', '--join-token', joinToken], {env: brokerEnv, stdio: ['ignore', 'pipe', 'pipe']})
     let out = ''
     broker.stdout!.on('data', (d) => (out += d))
     broker.stderr!.on('data', (d) => (brokerErr += d))
@@ -91,6 +100,7 @@ describe.skipIf(!bin)(`hosted replicas through a PostgreSQL restart${bin ? '' : 
     spawnSync('tmux', ['-L', 'svc', 'kill-server'], {env: {...process.env, TMUX_TMPDIR: stateDir}})
     for (const r of replicas) await r.stop('SIGKILL')
     await pg?.dispose()
+    space?.dispose()
     for (const d of [home, stateDir]) rmSync(d, {recursive: true, force: true})
   })
 
@@ -109,7 +119,7 @@ describe.skipIf(!bin)(`hosted replicas through a PostgreSQL restart${bin ? '' : 
     // The agent reports as soon as it sees the outage itself (the first replica's /readyz), then
     // prints that it tried: the report is made while no replica can store it. Its terminal is
     // read from tmux here (the logs route needs the database too).
-    const line = `until [ "$(curl -s -o /dev/null -w '%{http_code}' ${replicas[0].url}/readyz)" = 503 ]; do sleep 0.2; done; ${report('during-outage')}; echo "tried-exit=$?"\r`
+    const line = `until [ "$(curl -s -o /dev/null -w '%{http_code}' ${fromBroker(replicas[0])}/readyz)" = 503 ]; do sleep 0.2; done; ${report('during-outage')}; echo "tried-exit=$?"\r`
     expect((await api(replicas[0], 'POST', `/api/v1/agents/${agent.id}/keys`, {keys: line})).status).toBe(200)
     await pg.stop()
     const downAt = Date.now()
