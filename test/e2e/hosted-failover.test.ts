@@ -10,6 +10,7 @@ import {BIN, cliEnv, startServerProcess, type RunningServer} from '../helpers/cl
 import {makeRepos, sh, write, type TestRepos} from '../helpers/git-repos.js'
 import {waitFor} from '../helpers/live-hub.js'
 import {createNetns, netnsSupport, type NetNs} from '../helpers/netns.js'
+import {startBrokerIn, type NetnsBroker} from '../helpers/netns-broker.js'
 import {createPgSchema, pgAvailable, pgUrl} from '../helpers/pg.js'
 
 /**
@@ -29,18 +30,13 @@ const pgOk = await pgAvailable()
 const skip = !ns.ok || !pgOk
 const why = !ns.ok ? ` (SKIPPED: ${ns.reason})` : !pgOk ? ' (SKIPPED: no PostgreSQL)' : ''
 
-interface RunningBroker {
-  child: ChildProcess
-  brokerId: string
-  stderr: () => string
-}
 
 describe.skipIf(skip)(`two replicas, two brokers in their own network namespaces${why}`, () => {
   const home = mkdtempSync(join(tmpdir(), 'svc-e2e-scale-'))
   let schema: Awaited<ReturnType<typeof createPgSchema>>
   const replicas: RunningServer[] = []
   const spaces: NetNs[] = []
-  const brokers: RunningBroker[] = []
+  const brokers: NetnsBroker[] = []
   const dirs: string[] = [home]
   let token = ''
   let projectId = ''
@@ -50,21 +46,9 @@ describe.skipIf(skip)(`two replicas, two brokers in their own network namespaces
   const api = async (r: RunningServer, method: string, path: string, body?: unknown) => requestJson<any>(method, `${r.url}${path}`, {token, body, timeoutMs: 15_000})
   const brokerView = async (r: RunningServer, id: string) => (await api(r, 'GET', `/api/v1/brokers/${id}`)).body.broker
 
-  /** Starts `svc broker start` inside a namespace with every replica's URL as the host side of its link reaches it. */
-  async function startBroker(space: NetNs, stateDir: string, joinToken?: string): Promise<RunningBroker> {
-    const hubs = replicas.map((r) => `http://${space.hostIp}:${r.port}`).join(',')
-    const env = cliEnv(home, {TMUX_TMPDIR: stateDir, DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock'})
-    const child = space.spawnIn(process.execPath, [BIN, 'broker', 'start', '--hub', hubs, '--state-dir', stateDir, '--runtime', 'local', '--port', '0', '--json', ...(joinToken ? ['--join-token', joinToken] : [])], {env, stdio: ['ignore', 'pipe', 'pipe']})
-    let out = ''
-    let err = ''
-    child.stdout!.on('data', (d) => (out += d))
-    child.stderr!.on('data', (d) => (err += d))
-    const line = await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`broker exited ${child.exitCode}: ${err}`)
-      return out.split('\n').find((l) => l.startsWith('{'))
-    }, 60_000, 'the broker ready line')
-    return {child, brokerId: JSON.parse(line).brokerId, stderr: () => err}
-  }
+  /** `svc broker start` inside a namespace with every replica's URL as the host side of its link reaches it. */
+  const startBroker = (space: NetNs, stateDir: string, joinToken?: string) =>
+    startBrokerIn(space, {home, hubs: replicas.map((r) => `http://${space.hostIp}:${r.port}`), stateDir, joinToken})
 
   const kill9 = async (child: ChildProcess) => {
     if (child.exitCode !== null || child.signalCode !== null) return

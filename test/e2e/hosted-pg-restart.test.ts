@@ -1,5 +1,5 @@
 import {randomBytes} from 'node:crypto'
-import {spawnSync, type ChildProcess} from 'node:child_process'
+import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -8,6 +8,7 @@ import {requestJson} from '../../src/client/http.js'
 import {BIN, cliEnv, startServerProcess, type RunningServer} from '../helpers/cli.js'
 import {waitFor} from '../helpers/live-hub.js'
 import {createNetns, netnsSupport, type NetNs} from '../helpers/netns.js'
+import {startBrokerIn, type NetnsBroker} from '../helpers/netns-broker.js'
 import {createPrivatePg, postgresBin, type PrivatePg} from '../helpers/private-pg.js'
 
 /**
@@ -31,11 +32,10 @@ describe.skipIf(!bin || !ns.ok)(`hosted replicas through a PostgreSQL restart, t
   const stateDir = mkdtempSync(join(tmpdir(), 'svc-e2e-pgrestart-broker-'))
   let pg: PrivatePg
   const replicas: RunningServer[] = []
-  let broker: ChildProcess | null = null
+  let broker: NetnsBroker | null = null
   let space: NetNs | null = null
   /** A replica's URL as the broker's host (and its agent) reaches it: over the veth link. */
   const fromBroker = (r: RunningServer) => `http://${space!.hostIp}:${r.port}`
-  let brokerErr = ''
   let token = ''
   let agent: {id: string}
 
@@ -44,7 +44,7 @@ describe.skipIf(!bin || !ns.ok)(`hosted replicas through a PostgreSQL restart, t
   const ready = async (r: RunningServer) => (await fetch(`${r.url}/readyz`, {signal: AbortSignal.timeout(5_000)}).catch(() => null))?.status ?? 0
   const alive = () => {
     for (const r of replicas) expect(r.child.exitCode, `replica exited: ${r.stderr().slice(-2000)}`).toBeNull()
-    expect(broker?.exitCode, `broker exited: ${brokerErr.slice(-2000)}`).toBeNull()
+    expect(broker?.child.exitCode, `broker exited: ${broker?.stderr().slice(-2000)}`).toBeNull()
   }
   /** Typing into the agent's terminal works through every replica (its broker holds one tunnel). */
   const reachable = async (tag: string) => {
@@ -71,17 +71,8 @@ describe.skipIf(!bin || !ns.ok)(`hosted replicas through a PostgreSQL restart, t
     token = readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim()
     const projectId = (await api(replicas[0], 'POST', '/api/v1/projects/register', {name: 'pgrestart'})).body.project.id
     const {joinToken} = (await api(replicas[0], 'POST', '/api/v1/brokers/register', {name: 'host'})).body
-    const brokerEnv = cliEnv(home, {TMUX_TMPDIR: stateDir, DOCKER_HOST: 'unix:///nonexistent/docker.sock', CONTAINER_HOST: 'unix:///nonexistent/podman.sock'})
     space = createNetns()
-    const hubs = replicas.map(fromBroker).join(',')
-    broker = space.spawnIn(process.execPath, [BIN, 'broker', 'start', '--hub', hubs, '--state-dir', stateDir, '--runtime', 'local', '--port', '0', '--json', '--join-token', joinToken], {env: brokerEnv, stdio: ['ignore', 'pipe', 'pipe']})
-    let out = ''
-    broker.stdout!.on('data', (d) => (out += d))
-    broker.stderr!.on('data', (d) => (brokerErr += d))
-    await waitFor(() => {
-      if (broker!.exitCode !== null) throw new Error(`broker exited ${broker!.exitCode}: ${brokerErr}`)
-      return out.includes('{')
-    }, 60_000, 'the broker ready line')
+    broker = await startBrokerIn(space, {home, hubs: replicas.map(fromBroker), stateDir, joinToken})
     // Created through the second replica: the first holds the broker's tunnel (its first URL).
     const created = await waitFor(async () => {
       const r = await api(replicas[1], 'POST', '/api/v1/agents', {projectId, harnessConfig: 'shell', name: 'steady'})
@@ -92,9 +83,9 @@ describe.skipIf(!bin || !ns.ok)(`hosted replicas through a PostgreSQL restart, t
   })
 
   afterAll(async () => {
-    if (broker && broker.exitCode === null) {
-      const gone = new Promise((r) => broker!.once('exit', r))
-      broker.kill('SIGKILL')
+    if (broker && broker.child.exitCode === null) {
+      const gone = new Promise((r) => broker!.child.once('exit', r))
+      broker.child.kill('SIGKILL')
       await gone
     }
     spawnSync('tmux', ['-L', 'svc', 'kill-server'], {env: {...process.env, TMUX_TMPDIR: stateDir}})
