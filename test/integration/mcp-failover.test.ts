@@ -2,12 +2,12 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {AppError} from '../../src/api/app-error.js'
 import {mayTryNext} from '../../src/mcp/failover-client.js'
-import {BIN, cliEnv, freePort} from '../helpers/cli.js'
+import {cliEnv, freePort} from '../helpers/cli.js'
 import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
+import {connectSvcMcp} from '../helpers/mcp-client.js'
 
 /**
  * `svc mcp` inside an agent of several replicas (CONTRACT.md "Hosted at scale"): its
@@ -33,8 +33,7 @@ describe('svc mcp: tries the Hub URLs of the agent in turn', () => {
     const token = (await hub.services.agentTokens.mint((await hub.store.agents.get(lead.id))!)).token
     const gone = `http://127.0.0.1:${await freePort()}`
     const env = cliEnv(home, {SVC_HUB_ENDPOINT: gone, SVC_HUB_ENDPOINTS: `${gone},${hub.url}`, SVC_AUTH_TOKEN: token, SVC_AGENT_ID: lead.id, SVC_PROJECT_ID: projectId})
-    client = new Client({name: 'svc-test', version: '1.0.0'})
-    await client.connect(new StdioClientTransport({command: process.execPath, args: [BIN, 'mcp'], env: env as Record<string, string>, cwd: home, stderr: 'pipe'}))
+    client = await connectSvcMcp(env, home)
   }, 120_000)
   afterAll(async () => {
     await client?.close()

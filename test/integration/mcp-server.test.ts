@@ -3,11 +3,11 @@ import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import {StdioClientTransport} from '@modelcontextprotocol/sdk/client/stdio.js'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {describeEachDialect} from '../helpers/hub.js'
-import {BIN, cliEnv} from '../helpers/cli.js'
+import {cliEnv} from '../helpers/cli.js'
 import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
+import {connectSvcMcp} from '../helpers/mcp-client.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {cwd, encoding: 'utf8'}).trim()
 const TOOLS = ['agent_create', 'agent_diff', 'agent_get', 'agent_list', 'agent_merge', 'agent_message', 'agent_tree', 'agent_wait', 'artifact_publish']
@@ -44,8 +44,7 @@ describeEachDialect('svc mcp: the tools as the agent', (dialect) => {
     token = (await hub.services.agentTokens.mint((await hub.store.agents.get(lead.id))!)).token
     // The agent's environment as its harness has it (no user credential anywhere: HOME is empty).
     const env = cliEnv(home, {SVC_HUB_ENDPOINT: hub.url, SVC_AUTH_TOKEN: token, SVC_AGENT_ID: lead.id, SVC_PROJECT_ID: projectId})
-    client = new Client({name: 'svc-test', version: '1.0.0'})
-    await client.connect(new StdioClientTransport({command: process.execPath, args: [BIN, 'mcp'], env: env as Record<string, string>, cwd: home, stderr: 'pipe'}))
+    client = await connectSvcMcp(env, home)
   }, 120_000)
   afterAll(async () => {
     await client?.close()
