@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   quota_exceeded: {status: 429, description: 'A rate or quota cap was reached.'},
   budget_exceeded: {status: 429, description: 'Teams: the create would pass `limits.maxChildren` of the new agent\'s parent or `limits.maxDepth` of one of its ancestors. `details.limit` names the limit (`maxChildren` or `maxDepth`), `details.agent` the agent holding it (`{id, name}`), `details.value` its value. Nothing was made.'},
   internal_error: {status: 500, description: 'An unexpected error on the Hub; the message never carries internals, the request ID finds the log line.'},
-  not_ready: {status: 503, description: 'The Hub cannot reach its database: from `GET /readyz`, and from any request that needed the database while it did not answer (refused, cut, restarting); send it again once `/readyz` answers 200, or to another replica.'},
+  not_ready: {status: 503, description: 'The Hub cannot reach its database: from `GET /readyz`, and from any request that needed a database connection that could not be opened (refused, no answer, PostgreSQL starting up or out of connections); send it again once `/readyz` answers 200, or to another replica.'},
   system_maintenance: {status: 503, description: 'The Hub is in maintenance mode and refuses this request.'},
 
   // Sign-in

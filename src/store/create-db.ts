@@ -5,6 +5,7 @@ import type {Database} from './schema.js'
 import type {ArrayRead} from './store.js'
 import {withStatementCache} from './sqlite-statements.js'
 import {sqliteNativeBinding} from './native-binding.js'
+import {markUnreachable} from './db-errors.js'
 
 export type Driver = 'sqlite' | 'postgres'
 
@@ -84,6 +85,16 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
   // pool drops the client, and the next query opens a new connection.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
+  // A connection that cannot be opened (refused, silent) is the database being unreachable, not
+  // a fault of the request: tagged here, where it is known, for the error handler's 503.
+  const connect = pool.connect.bind(pool) as () => Promise<import('pg').PoolClient>
+  pool.connect = (async () => {
+    try {
+      return await connect()
+    } catch (err) {
+      throw markUnreachable(err)
+    }
+  }) as typeof pool.connect
   const db = new Kysely<Database>({dialect: new PostgresDialect({pool})})
   return {db, driver: 'postgres', close: () => db.destroy()}
 }

@@ -22,22 +22,26 @@ export function translateDbError(err: unknown, what = 'record'): never {
   throw err
 }
 
+/** Marks an error of opening a database connection (store/create-db.ts tags the pool's). */
+const UNREACHABLE = Symbol('svc.databaseUnreachable')
+
+/** Tags an error raised while opening a connection: no statement of the request ran on it. */
+export function markUnreachable(err: unknown): unknown {
+  if (err && typeof err === 'object') (err as Record<symbol, boolean>)[UNREACHABLE] = true
+  return err
+}
+
 /**
- * Whether an error means the database cannot be reached right now (refused, cut, shutting down,
- * no connection within the pool's timeout), as opposed to a fault of the query or the data. The
- * Hub answers those 503 `not_ready` like `/readyz`: a load balancer or the CLI's replica
- * failover tries again or elsewhere, where a 500 would say the request itself broke.
+ * Whether an error means the database could not be reached: a connection could not be opened
+ * (refused, no answer within the pool's timeout: tagged where the store opens connections), or
+ * PostgreSQL refused the connection itself (08001, 08004, 57P03 starting up, 53300 too many
+ * connections). Nothing of the statement that wanted it ran, so the Hub answers 503 `not_ready`
+ * like `/readyz`. A connection lost in the middle of a statement is not one of these (a write
+ * may have landed), and neither is a network error of anything else the Hub calls.
  */
 export function isDatabaseUnreachable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false
-  const e = err as {code?: unknown; message?: unknown; cause?: unknown}
-  const code = typeof e.code === 'string' ? e.code : ''
-  // PostgreSQL: class 08 (connection exception), shutting down or starting up (57P01-57P03).
-  if (/^08[0-9A-Z]{3}$/.test(code) || ['57P01', '57P02', '57P03'].includes(code)) return true
-  // The socket to the server: refused, reset, timed out, name or route gone.
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) return true
-  const message = typeof e.message === 'string' ? e.message : ''
-  // node-postgres's own words for a lost or never-made connection.
-  if (/^Connection terminated|^timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated due to connection timeout/.test(message)) return true
-  return e.cause !== undefined && e.cause !== err && isDatabaseUnreachable(e.cause)
+  if ((err as Record<symbol, unknown>)[UNREACHABLE] === true) return true
+  const code = (err as {code?: unknown}).code
+  return typeof code === 'string' && ['08001', '08004', '57P03', '53300'].includes(code)
 }

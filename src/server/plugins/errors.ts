@@ -68,9 +68,9 @@ export function installErrorHandling(app: FastifyInstance) {
       return sendError(reply, request, known)
     }
     if (isDatabaseUnreachable(err)) {
-      // Not this request's fault: the same answer as /readyz, which replica failover and load
-      // balancers take as "try again or elsewhere" (a 500 says the request itself broke).
-      request.log.warn({err: err.message}, 'the database does not answer')
+      // No connection could be opened: nothing of this request's statement ran. The same answer
+      // as /readyz, which load balancers and replica failover take as "try again or elsewhere".
+      request.log.warn({err}, 'the database does not answer')
       return sendError(reply, request, new AppError('not_ready', 'the database does not answer; try again shortly'))
     }
     request.log.error({err}, 'unhandled error')
