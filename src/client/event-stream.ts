@@ -2,6 +2,7 @@ import http from 'node:http'
 import {AppError} from '../api/app-error.js'
 import type {AgentEventDto} from '../api/agent-event.js'
 import {errorFromResponse, httpsModule} from './http.js'
+import {mayTryNext} from '../api/replica-failover.js'
 
 
 export interface EventStream {
@@ -108,7 +109,8 @@ export async function followAgentEvents(
       current = await openEventStream(urls[at], token, handler)
       break
     } catch (err) {
-      if (at === urls.length - 1 || (err as AppError).code !== 'hub_unreachable') throw err
+      // The same rule as every read of `svc mcp` (a GET): not sent, unanswered, or no replica there.
+      if (at === urls.length - 1 || !mayTryNext(err, 'GET')) throw err
       at++
     }
   }

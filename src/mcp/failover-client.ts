@@ -1,23 +1,9 @@
 import type {AgentEventDto} from '../api/agent-event.js'
-import {AppError} from '../api/app-error.js'
 import {followAgentEvents} from '../client/event-stream.js'
-import {NO_REPLICA_STATUSES, NOT_SENT_CODES} from '../api/replica-failover.js'
+import {mayTryNext} from '../api/replica-failover.js'
 import type {RequestOptions} from '../client/http.js'
 import {HubClient} from '../client/hub-client.js'
 import type {Progress} from '../client/transfer.js'
-
-/**
- * May a call that failed at one Hub URL go to the next? When it was never sent (the connection
- * did not open), whatever the call; a read (GET) also when it went unanswered or a proxy found no
- * replica. A write that may have reached a replica is not sent twice: it fails as it did.
- */
-export function mayTryNext(err: unknown, method: string): boolean {
-  if (!(err instanceof AppError)) return false
-  const cause = err.details?.cause
-  if (err.code === 'hub_unreachable' && typeof cause === 'string' && NOT_SENT_CODES.has(cause)) return true
-  if (method !== 'GET') return false
-  return err.code === 'hub_unreachable' || (err.code === 'internal_error' && NO_REPLICA_STATUSES.has(Number(err.details?.status)))
-}
 
 /**
  * `svc mcp` inside an agent of a deployment with several replicas: the Hub URLs in the order

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {AppError} from '../../src/api/app-error.js'
-import {mayTryNext} from '../../src/mcp/failover-client.js'
+import {mayTryNext} from '../../src/api/replica-failover.js'
 import {cliEnv, freePort} from '../helpers/cli.js'
 import {startLiveHub, type LiveHub} from '../helpers/live-hub.js'
 import {connectSvcMcp} from '../helpers/mcp-client.js'
@@ -62,6 +62,9 @@ describe('svc mcp: tries the Hub URLs of the agent in turn', () => {
     expect(mayTryNext(unreachable(), 'GET')).toBe(true)
     expect(mayTryNext(new AppError('internal_error', 'proxy', {status: 502}), 'GET')).toBe(true)
     expect(mayTryNext(new AppError('internal_error', 'proxy', {status: 502}), 'POST')).toBe(false)
+    // A replica that could not open a database connection ran nothing: a read goes on, a write does not.
+    expect(mayTryNext(new AppError('not_ready', 'the database does not answer'), 'GET')).toBe(true)
+    expect(mayTryNext(new AppError('not_ready', 'the database does not answer'), 'POST')).toBe(false)
     // The Hub's own answer (an envelope) is the answer, whichever replica gave it.
     expect(mayTryNext(new AppError('broker_unavailable', 'no broker', {sent: false}), 'GET')).toBe(false)
   })
