@@ -1,4 +1,5 @@
 import http, {type IncomingMessage} from 'node:http'
+import https from 'node:https'
 import type {Duplex} from 'node:stream'
 import WebSocket, {createWebSocketStream} from 'ws'
 import {AppError} from '../../api/app-error.js'
@@ -58,6 +59,8 @@ const opQuery = (method: string, params: unknown) => `op=${Buffer.from(JSON.stri
  */
 const IDLE_SOCKET_MS = 20_000
 const pool = new http.Agent({keepAlive: true, timeout: IDLE_SOCKET_MS})
+// A replica URL (SVC_REPLICA_URL) may be https: as the streams' wss: are.
+const securePool = new https.Agent({keepAlive: true, timeout: IDLE_SOCKET_MS})
 
 /**
  * One POST; rejects with the error marked `sent` when the request may have reached the holder
@@ -66,7 +69,8 @@ const pool = new http.Agent({keepAlive: true, timeout: IDLE_SOCKET_MS})
 function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{status: number; text: string}> {
   return new Promise((resolve, reject) => {
     let written = false
-    const req = http.request(url, {method: 'POST', agent: pool, headers: {...headers, 'content-length': String(Buffer.byteLength(body))}}, (res) => {
+    const secure = url.startsWith('https:')
+    const req = (secure ? https : http).request(url, {method: 'POST', agent: secure ? securePool : pool, headers: {...headers, 'content-length': String(Buffer.byteLength(body))}}, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => {
