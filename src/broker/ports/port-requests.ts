@@ -122,7 +122,11 @@ export class AgentPorts {
     const known = this.roots.get(a.agentId)
     if (known && known.ref === a.handle.ref && processStart(known.pid) === known.start) return known
     this.roots.delete(a.agentId)
-    const proc = a.runtime.agentProcess ? await a.runtime.agentProcess(a.handle) : null
+    const proc = a.runtime.agentProcess
+      ? await a.runtime.agentProcess(a.handle).catch((err: Error) => {
+          throw refusal('ports_unavailable', `the ports of agent ${a.agentId} cannot be read now: ${err.message}`)
+        })
+      : null
     if (!proc) throw refusal('ports_unavailable', `the ports of agent ${a.agentId} cannot be read on its runtime (${a.handle.runtime}) from this broker`)
     const start = processStart(proc.pid)
     if (start !== null) this.roots.set(a.agentId, {...proc, ref: a.handle.ref, start})

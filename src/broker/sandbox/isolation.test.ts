@@ -1,11 +1,11 @@
-import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 import {SANDBOX_NET_DIR} from './egress-plan.js'
 import {egressRunning} from './egress.js'
 import {findExecutable} from './host.js'
-import {prepareIsolation, releaseIsolation, SANDBOX_UID} from './isolation.js'
+import {egressPorts, prepareIsolation, releaseIsolation, SANDBOX_UID} from './isolation.js'
 
 // Real bwrap (the namespace probe) and real Unix sockets; no sandbox is started here.
 const bwrap = findExecutable('bwrap', process.env.PATH)!
@@ -44,6 +44,20 @@ describe('isolation of a local agent', () => {
     expect(existsSync(join(net, 'proxy.sock'))).toBe(true)
     await releaseIsolation(dir)
     expect(existsSync(net)).toBe(false)
+  })
+
+  it("the forwarders' ports of an isolated network are not the agent's; an unreadable plan is refused, never taken for none", async () => {
+    const dir = join(root, 'sb', 'svc-p')
+    await prepareIsolation(settings, input(dir))
+    const net = readFileSync(join(dir, 'net-dir'), 'utf8')
+    const plan = JSON.parse(readFileSync(join(net, 'plan.json'), 'utf8'))
+    expect(egressPorts(dir)).toEqual([...plan.loopback.map((l: {port: number}) => l.port), plan.proxy.port])
+    expect(egressPorts(dir)).toContain(3128)
+    unlinkSync(join(net, 'plan.json'))
+    expect(() => egressPorts(dir)).toThrow()
+    await releaseIsolation(dir)
+    // The host's network: no forwarders of svc's, none to leave out.
+    expect(egressPorts(join(root, 'sb', 'svc-none'))).toEqual([])
   })
 
   it('a broker that is not root keeps its uid; `host` network and `off` change nothing', async () => {

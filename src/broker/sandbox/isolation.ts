@@ -117,12 +117,13 @@ function socketDir(dir: string): string {
 /** The ports an agent's own forwarders listen on inside (its plan's): not the agent's ports. */
 export function egressPorts(dir: string): number[] {
   const net = netDirOf(dir)
-  try {
-    const plan = JSON.parse(readFileSync(join(net!, 'plan.json'), 'utf8')) as EgressPlan
-    return [...plan.loopback.map((l) => l.port), ...(plan.proxy ? [plan.proxy.port] : [])]
-  } catch {
-    return []
-  }
+  // On the host's network there is no forwarder of svc's inside the agent's reach.
+  if (net === undefined) return []
+  // An isolated network whose plan cannot be read: its forwarders' ports are unknown, and taken
+  // for none they would count as the agent's own ports (reachable through previews), for as
+  // long as a reading of its first process is kept. Refused instead; the next asking reads again.
+  const plan = JSON.parse(readFileSync(join(net, 'plan.json'), 'utf8')) as EgressPlan
+  return [...plan.loopback.map((l) => l.port), ...(plan.proxy ? [plan.proxy.port] : [])]
 }
 
 function netDirOf(dir: string): string | undefined {
