@@ -151,7 +151,11 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       const project = await store.projects.get(projectId)
       const projectBroker = applied.defaultRuntimeBroker.from === 'project' ? (applied.defaultRuntimeBroker.value as string) : project?.defaultBrokerId
       // A child works from its parent's branch: on its parent's broker when that one is online.
+      // Each placement narrows the hub's cloud identity default for its broker (in `applied`),
+      // from what the settings gave: a create placed again starts from those, not the last narrowing.
+      const given = Object.fromEntries(Object.entries(applied).filter(([k]) => k.startsWith('defaultCloudIdentity')))
       const place = async () => {
+        Object.assign(applied, given)
         const id = await chooseBroker({requested: input.brokerId, projectDefault: parent?.brokerId ?? projectBroker, runtime: input.runtime}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting)
         await placeHubCloudIdentity(applied, {brokerId: id, colocatedBrokerId: a.colocatedBrokerId(), repos: store})
         return id
