@@ -50,18 +50,21 @@ let template: Promise<string> | null = null
 
 /**
  * The name of a database holding the current schema (every migration applied, nothing else),
- * made once per set of migrations and shared by every test process: its name carries a hash of
- * the migration sources. Made under an advisory lock so the test processes starting together make
+ * made once per version of the store's sources and shared by every test process: its name
+ * carries a hash of them. Made under an advisory lock so the test processes starting together make
  * it once; older ones (other migration sets) are dropped then.
  */
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
     const {createHash} = await import('node:crypto')
     const {readdirSync, readFileSync} = await import('node:fs')
-    const dir = new URL('../../src/store/migrations/', import.meta.url)
+    // Every source of the store (migrations import its helpers), so a change anywhere there
+    // makes a new template rather than reusing one an older migration built.
+    const dir = new URL('../../src/store/', import.meta.url)
     const hash = createHash('sha256')
-    for (const f of readdirSync(dir).sort()) hash.update(`${f}\0${readFileSync(new URL(f, dir))}\0`)
-    hash.update(readFileSync(new URL('../../src/store/migrate.ts', import.meta.url)))
+    for (const f of (readdirSync(dir, {recursive: true}) as string[]).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort()) {
+      hash.update(`${f}\0${readFileSync(new URL(f, dir))}\0`)
+    }
     const name = `svc_tmpl_${hash.digest('hex').slice(0, 16)}`
     const admin = new pg.Client({connectionString: pgUrl()})
     await admin.connect()

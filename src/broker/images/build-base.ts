@@ -103,8 +103,8 @@ export async function buildBaseImage(o: BuildOptions): Promise<BuildResult> {
   }
   const unchanged = (): BuildResult => ({image, engine: o.engine, built: false, rootfs, rootfsCached: existsSync(rootfs)})
   if (await present()) return unchanged()
-  // Another build of the same recipe on this host (another `svc image build`, another broker's
-  // first agent) is waited for, then found done, instead of repeated.
+  // Another `svc image build` of the same recipe on this host (a second terminal, test files
+  // side by side) is waited for, then found done, instead of repeated.
   // The lock is the cached tar's (`<tar>.lock`): it guards the debootstrap that makes it too.
   await mkdir(cacheDir, {recursive: true})
   return withFileLock(
