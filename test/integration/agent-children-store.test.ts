@@ -7,7 +7,7 @@ import {newId} from '../../src/domain/shared/secrets.js'
 import {describeEachDialect, startTestHub, type TestHub} from '../helpers/hub.js'
 
 /**
- * The children read the tree route walks (`agents.childrenOf`, value arrays on SQLite) on both
+ * The children read the tree route walks on PostgreSQL (`agents.childrenOf`) on both
  * databases: the same records as `list({parentIds})` (every field), live ones only, by creation;
  * and the tree route's nodes (on SQLite built as JSON in SQL) equal the agent read field for field.
  */

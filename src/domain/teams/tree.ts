@@ -39,6 +39,15 @@ export interface TreeAnswer {
 // Far deeper than any team; bounds the walk should records ever point in a circle.
 const MAX_DEPTH = 64
 
+interface Child {
+  id: string
+  parentId: string
+  json: string
+  turns: number
+  modelCalls: number
+  costUsd: number
+}
+
 interface Built {
   id: string
   json: string
@@ -106,6 +115,24 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
     return `${json.slice(0, -1)},"phase":${JSON.stringify(live.phase)},"activity":${JSON.stringify(live.activity)},"detail":${JSON.stringify(live.detail)},"error":${JSON.stringify(live.error)},"lastHeartbeatAt":${JSON.stringify(live.lastHeartbeatAt)},"limits":${limits}}`
   }
 
+  /**
+   * One generation: the live children in `projectId` of `parentIds`, each with its node's JSON and
+   * what it adds to the totals. On SQLite the store builds the JSON (`treeLevel`); elsewhere it is
+   * `view(record)` stringified.
+   */
+  async function childrenAt(projectId: string, parentIds: string[], limitsCache: Map<string, string>): Promise<Child[]> {
+    const rows = await store.agents.treeLevel(projectId, parentIds)
+    if (rows) {
+      return rows.map((r) => {
+        const [id, parentId, , , , , , , , , modelCalls, costUsd, turns] = r
+        return {id, parentId, json: nodeJson(r, limitsCache), turns, modelCalls: modelCalls ?? 0, costUsd: costUsd ?? 0}
+      })
+    }
+    return (await store.agents.childrenOf(parentIds))
+      .filter((c) => c.projectId === projectId)
+      .map((c) => ({id: c.id, parentId: c.parent!.id, json: JSON.stringify(a.view(c)), turns: c.turns, modelCalls: c.usage?.modelCalls ?? 0, costUsd: c.usage?.costUsd ?? 0}))
+  }
+
   return {
     /** The subtree under `ref` (read permission on the root decides, as for reading the agent). */
     async tree(ctx: CallContext, ref: string, projectRef?: string): Promise<TreeAnswer> {
@@ -119,32 +146,16 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
       let level = [root.id]
       for (let depth = 0; level.length && depth < MAX_DEPTH; depth++) {
         const next: string[] = []
-        const rows = await store.agents.treeLevel(root.projectId, level)
-        if (rows) {
-          for (const r of rows) {
-            const [id, parentId, , , , , , , , , modelCalls, costUsd, turns] = r
-            if (nodes.has(id)) continue
-            const node = {id, json: nodeJson(r, limitsCache), children: []}
-            nodes.set(id, node)
-            nodes.get(parentId)!.children.push(node)
-            next.push(id)
-            totals.agents++
-            totals.turns += turns
-            totals.modelCalls += modelCalls ?? 0
-            totals.costUsd += costUsd ?? 0
-          }
-        } else {
-          for (const c of await store.agents.childrenOf(level)) {
-            if (nodes.has(c.id) || c.projectId !== root.projectId) continue
-            const node = {id: c.id, json: JSON.stringify(a.view(c)), children: []}
-            nodes.set(c.id, node)
-            nodes.get(c.parent!.id)!.children.push(node)
-            next.push(c.id)
-            totals.agents++
-            totals.turns += c.turns
-            totals.modelCalls += c.usage?.modelCalls ?? 0
-            totals.costUsd += c.usage?.costUsd ?? 0
-          }
+        for (const c of await childrenAt(root.projectId, level, limitsCache)) {
+          if (nodes.has(c.id)) continue
+          const node = {id: c.id, json: c.json, children: []}
+          nodes.set(c.id, node)
+          nodes.get(c.parentId)!.children.push(node)
+          next.push(c.id)
+          totals.agents++
+          totals.turns += c.turns
+          totals.modelCalls += c.modelCalls
+          totals.costUsd += c.costUsd
         }
         level = next
       }

@@ -64,16 +64,6 @@ function parseJson<T>(text: string | null): T | null {
   }
 }
 
-/** The columns `toAgent` reads, in the order a value-array read selects them (`agentRowOf`). */
-export const AGENT_ROW_COLUMNS = ['id', 'project_id', 'name', 'broker_id', 'phase', 'activity', 'detail', 'harness_config', 'template', 'task', 'role', 'runtime', 'runtime_ref', 'config', 'error', 'created_by_kind', 'created_by_id', 'created_at', 'updated_at', 'last_heartbeat_at', 'deleted_at', 'message_mode', 'workspace', 'image', 'sandbox', 'turns', 'usage', 'parent_id', 'parent_name', 'limits', 'group_name', 'check_command', 'check_result'] as const satisfies ReadonlyArray<keyof AgentsTable>
-
-/** A row read as values (`AGENT_ROW_COLUMNS` order) as `toAgent` takes it. */
-export function agentRowOf(v: unknown[]): Selectable<AgentsTable> {
-  const r: Record<string, unknown> = {}
-  for (let i = 0; i < AGENT_ROW_COLUMNS.length; i++) r[AGENT_ROW_COLUMNS[i]] = v[i]
-  return r as unknown as Selectable<AgentsTable>
-}
-
 export const toAgent = (r: Selectable<AgentsTable>): AgentRecord => ({
   id: r.id,
   projectId: r.project_id,

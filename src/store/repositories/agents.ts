@@ -4,7 +4,7 @@ import type {ArrayReader} from '../store.js'
 import type {EdgeFacts} from './delegation-edges.js'
 import {translateDbError} from '../db-errors.js'
 import {agentConfigFacts} from '../agent-config-facts.js'
-import {AGENT_ROW_COLUMNS, agentRowOf, toAgent, type AgentFilter, type AgentPatch, type AgentRecord} from './agent-rows.js'
+import {toAgent, type AgentFilter, type AgentPatch, type AgentRecord} from './agent-rows.js'
 import {TREE_LEVEL, type TreeLevelRow} from './agent-tree-rows.js'
 import type {AgentLimits} from '../../api/dto.js'
 import {appendAgentEvent} from './agent-events.js'
@@ -55,9 +55,6 @@ function plannerAgent(r: PlannerAgentRow, intern: <T extends string | null>(s: T
 
 /** Fields whose change is an agent event (agent_events). */
 const snapshotOf = (r: {phase: string; activity: string | null; detail: string; error: string | null; deleted_at: string | null}) => ({phase: r.phase, activity: r.activity, detail: r.detail, error: r.error, deleted: r.deleted_at !== null})
-
-// `childrenOf` on SQLite: one statement text whatever the number of parents (a JSON array of IDs).
-const CHILDREN_OF = `select ${AGENT_ROW_COLUMNS.join(', ')} from agents where deleted_at is null and parent_id in (select value from json_each(?)) order by created_at, id`
 
 /**
  * `onEvent` is told when a write appended an agent event, so the store can wake other replicas'
@@ -127,17 +124,9 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     if (projectId) q = q.where('project_id', '=', projectId)
     return (await q.orderBy('id').limit(limit).execute()).map(toAgent)
   },
-  /**
-   * Teams: the live children of `parentIds`, by creation. On SQLite read as value arrays (the
-   * tree route reads a whole lineage, and better-sqlite3's row objects cost three times the
-   * arrays), the IDs passed as one JSON text so the statement text stays one; else as `list`.
-   */
+  /** Teams: the live children of `parentIds`, by creation (the tree route on PostgreSQL). */
   async childrenOf(parentIds: string[]): Promise<AgentRecord[]> {
-    if (driver === 'postgres' || !arrays) return this.list({parentIds})
-    if (parentIds.length === 0) return []
-    const out: AgentRecord[] = []
-    await arrays({text: CHILDREN_OF, params: [JSON.stringify(parentIds)], onRow: (v) => out.push(toAgent(agentRowOf(v)))})
-    return out
+    return this.list({parentIds})
   },
   /**
    * Teams, the tree route: the live children in `projectId` of `parentIds`, by creation, each
