@@ -10,8 +10,10 @@ import {createUser, type TestUser} from '../helpers/users.js'
  * a person, the agent's parent agent or the agent itself. Another agent of the same project (a
  * sibling under the same lead, an unrelated agent) reads the agent itself but never its
  * approvals: not by ID, not in the agent's list, not in `GET /api/v1/approvals`, not in the event
- * stream (live or replayed). Real HTTP on loopback, both databases. (The agent's own `detail`
- * while it waits, `Permission: Bash: <command>`, is part of the agent, as `executing`'s is.)
+ * stream (live or replayed). Nor in the agent's `detail`: `Permission: Bash: <command>` while it
+ * waits and `Bash: <command>` while it runs reach another agent as `Permission: Bash` and `Bash`
+ * (GET, the list, the team tree, the event stream), whole to those who see the approvals. Real
+ * HTTP on loopback, both databases.
  */
 describeEachDialect('approval visibility', (dialect) => {
   let hub: FakeBrokerHub
@@ -113,6 +115,44 @@ describeEachDialect('approval visibility', (dialect) => {
       await s.next((e) => e.event === 'approval_requested' && e.data.approval.agentId === own.id, `${who}'s own approval_requested, replayed`)
       expect(s.events.filter((e) => e.event === 'approval_requested').map((e) => e.data.approval.agentId), who).toEqual([own.id])
       expect(JSON.stringify(s.events), who).not.toContain(a.id)
+    }
+  })
+
+  it("another agent reads a waiting or running agent's detail without its command; the agent, its lead and persons read it whole", async () => {
+    const seq = await hub.store.agentEvents.latestSeq()
+    const live = {sibling: await stream(hub.tokenOf(sibling.id)), loner: await stream(hub.tokenOf(loner.id)), lead: await stream(hub.tokenOf(lead.id)), alice: await stream(alice.token)}
+    const waitingCommand = `release --key ${SECRET}`
+    expect((await ask(worker.id, waitingCommand)).status).toBe(201)
+    const whole = {waiting: `Permission: Bash: ${waitingCommand}`, running: `Bash: curl -H 'authorization: ${SECRET}' https://x`}
+    const cut = {waiting: 'Permission: Bash', running: 'Bash'}
+    const detailOf = async (token: string) => {
+      const one = (await get(`/api/v1/agents/${worker.id}`, token)).body.agent.detail
+      const listed = (await get(`/api/v1/agents?projectId=${projectId}`, token)).body.agents.find((x: any) => x.id === worker.id).detail
+      const tree = await get(`/api/v1/agents/${lead.id}/tree`, token)
+      expect(tree.status).toBe(200)
+      const inTree = tree.body.tree.children.find((c: any) => c.agent.id === worker.id).agent.detail
+      return {one, listed, inTree, leaks: JSON.stringify(tree.body).includes(SECRET)}
+    }
+    const others: Array<[string, string, (typeof live)['sibling']]> = [['a sibling', hub.tokenOf(sibling.id), live.sibling], ['an unrelated agent', hub.tokenOf(loner.id), live.loner]]
+    const seers: Array<[string, string]> = [['the agent', hub.tokenOf(worker.id)], ['its lead', hub.tokenOf(lead.id)], ['the owner', alice.token], ['a read-only token', aliceReadOnly]]
+    for (const phase of ['waiting', 'running'] as const) {
+      if (phase === 'running') {
+        const r = await hub.request('POST', `/api/v1/agents/${worker.id}/status`, {token: hub.tokenOf(worker.id), body: {activity: 'executing', detail: whole.running}})
+        expect(r.status).toBe(200)
+      }
+      for (const [who, token] of seers) expect(await detailOf(token), `${who}, ${phase}`).toEqual({one: whole[phase], listed: whole[phase], inTree: whole[phase], leaks: true})
+      for (const [who, token] of others) expect(await detailOf(token), `${who}, ${phase}`).toEqual({one: cut[phase], listed: cut[phase], inTree: cut[phase], leaks: false})
+      // The event stream: the lead and the owner hear the whole detail, the others its label.
+      for (const [who, s] of [['lead', live.lead], ['alice', live.alice]] as const) await s.next((e) => e.event === 'agent' && e.data.id === worker.id && e.data.detail === whole[phase], `${who} hears the ${phase} detail whole`)
+      for (const [who, , s] of others) await s.next((e) => e.event === 'agent' && e.data.id === worker.id && e.data.detail === cut[phase], `${who} hears the ${phase} detail cut`)
+    }
+    for (const [who, , s] of others) expect(JSON.stringify(s.events), who).not.toContain(SECRET)
+    // Replayed from before the request: the same.
+    for (const [who, token] of others) {
+      const s = await stream(token, '', {'last-event-id': String(seq)})
+      await s.next((e) => e.event === 'agent' && e.data.id === worker.id && e.data.detail === cut.running, `${who}'s replay reaches the running detail`)
+      expect(s.events.filter((e) => e.data.id === worker.id).map((e) => e.data.detail), who).toContain(cut.waiting)
+      expect(JSON.stringify(s.events), who).not.toContain(SECRET)
     }
   })
 })

@@ -9,6 +9,7 @@ import type {Deps} from '../deps.js'
 import type {AgentAccess} from './access.js'
 import type {AgentSettingsSource} from './agent-settings.js'
 import {ACTIVITIES, agentView, PHASES, type AgentView} from './agent-state.js'
+import {shownTo} from '../approvals/detail-visibility.js'
 import type {AgentTokens} from './agent-tokens.js'
 import {placeHubCloudIdentity} from './cloud-identity-placement.js'
 import {brokerOfStart, checkQuotas, chooseBroker, insertPlaced} from './dispatch.js'
@@ -72,6 +73,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   const now = () => iso(clock.now())
   // `mark` is the status writer's read mark taken before the row was read (see status-writer).
   const view = (r: AgentRecord, mark?: number) => agentView(r, a.status.pendingFor(r.id, mark), clock.now().getTime())
+  // The view as the caller may read it: another agent reads only the label of its detail (a command may hold a secret).
+  const viewAs = (ctx: CallContext, r: AgentRecord, mark?: number) => shownTo(ctx.principal, view(r, mark))
   const walk = a.access.walk
   // Project and user secrets, decrypted by the secrets service (bound by the composition root).
   let secretValues: SecretValues = async () => ({})
@@ -203,7 +206,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       deps.logger.info({agentId: record.id, projectId, brokerId, by: creator}, 'agent created')
       deps.telemetry?.({type: 'agent.created', agentId: record.id, attributes: {'project.id': projectId, 'harness.config': harnessConfig, 'created_by.kind': creator.kind}})
       try {
-        return view(await dispatch(record))
+        return viewAs(ctx, await dispatch(record))
       } catch (err) {
         // The broker made nothing (no harness, bad checkout, branch taken): neither does the Hub,
         // so the same create can be retried at once under the same name.
@@ -229,13 +232,13 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         projectIds = [pid]
       }
       const rows = await store.agents.list({projectIds, createdById: filter.userId, group: filter.group})
-      const views = rows.map((r) => view(r, mark))
+      const views = rows.map((r) => viewAs(ctx, r, mark))
       return withLanded(store, filter.phase ? views.filter((v) => v.phase === filter.phase) : views)
     },
 
     async get(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
       const mark = a.status.readMark()
-      return (await withLanded(store, [view(await load(ctx, ref, 'agent.read', projectRef), mark)]))[0]
+      return (await withLanded(store, [viewAs(ctx, await load(ctx, ref, 'agent.read', projectRef), mark)]))[0]
     },
 
     async delete(ctx: CallContext, ref: string, projectRef?: string, opts: {branch?: boolean} = {}): Promise<{agent: AgentView; branch?: DeletedBranchDto}> {
@@ -251,19 +254,19 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       deps.logger.info({agentId: agent.id, by: ctx.principal.id}, 'agent deleted')
       await pruneDeletedLogs(deps, clock.now())
       deps.telemetry?.({type: 'agent.deleted', agentId: agent.id, attributes: {'project.id': agent.projectId}})
-      return {agent: view(deleted), ...(opts.branch && {branch: deletedBranch(agent, answered, failure)})}
+      return {agent: viewAs(ctx, deleted), ...(opts.branch && {branch: deletedBranch(agent, answered, failure)})}
     },
 
     async stop(ctx: CallContext, ref: string, projectRef?: string): Promise<AgentView> {
       const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
       await halt(agent)
-      return view((await store.agents.update(agent.id, {phase: 'stopped', activity: null}, now()))!)
+      return viewAs(ctx, (await store.agents.update(agent.id, {phase: 'stopped', activity: null}, now()))!)
     },
 
     /** `setup`: the workspace's setup runs again (a restart that asks: docs/environments.md). */
     async start(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
       const agent = await load(ctx, ref, 'agent.lifecycle', projectRef)
-      if (agent.phase === 'running' && agent.brokerId && a.gateway.isConnected(agent.brokerId)) return view(agent)
+      if (agent.phase === 'running' && agent.brokerId && a.gateway.isConnected(agent.brokerId)) return viewAs(ctx, agent)
       const settings = await a.settings()
       const brokerId = await brokerOfStart(agent, () => chooseBroker({runtime: agent.runtime}, settings, a.gateway, a.colocatedBrokerId, store, a.colocatedStarting), a.gateway, store)
       // A stopped or failed agent does not count against the quotas, so starting it again is
@@ -277,7 +280,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
         if (!wasLive) await checkQuotas(tx, agent.projectId, brokerId, settings.quotas)
         return (await tx.agents.update(agent.id, {phase: 'provisioning', brokerId, error: null}, now()))!
       })
-      return view(await dispatch(ready, {runSetup: opts.setup === true}))
+      return viewAs(ctx, await dispatch(ready, {runSetup: opts.setup === true}))
     },
 
     async restart(ctx: CallContext, ref: string, projectRef?: string, opts: {setup?: boolean} = {}): Promise<AgentView> {
@@ -298,7 +301,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       if (input.role !== undefined && !(AGENT_ROLES as readonly string[]).includes(input.role)) throw fieldError('role', `must be one of ${AGENT_ROLES.join(', ')}`)
       const updated = await reincarnateEdge(store, ctx, agent, input.role, now())
       deps.logger.info({agentId: agent.id, by: ctx.principal.id, role: updated.role}, 'agent reincarnated')
-      return updated.phase === 'running' || updated.phase === 'provisioning' ? this.restart(ctx, agent.id) : view(updated)
+      return updated.phase === 'running' || updated.phase === 'provisioning' ? this.restart(ctx, agent.id) : viewAs(ctx, updated)
     },
 
     /**
@@ -319,7 +322,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       }
       // An activity reported without `error` means the harness works again: its failure is cleared.
       const error = report.error !== undefined ? report.error : report.activity !== undefined ? null : undefined
-      await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail, error}, {liveOnly: p.kind === 'agent', tokenHash: ctx.tokenHash})
+      await a.status.report(ref, {phase: report.phase, activity: report.activity, detail: report.detail, error}, {liveOnly: p.kind === 'agent'})
       // Usage totals (agents/usage.ts) and turns, written first; then the agent's and its ancestors'
       // limits are checked, and a subtree over one is stopped before the report is answered.
       if (report.usage) await recordUsage(store, ref, report.usage, now())

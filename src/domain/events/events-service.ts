@@ -2,6 +2,7 @@ import {AppError} from '../../api/app-error.js'
 import type {AgentEventRecord} from '../../store/repositories/agent-events.js'
 import type {AgentAccess} from '../agents/access.js'
 import {seesApprovalsOf} from '../approvals/approval-authz.js'
+import {detailFor} from '../approvals/detail-visibility.js'
 import type {CallContext} from '../authz/context.js'
 import type {Deps} from '../deps.js'
 import type {AgentFeed} from './agent-feed.js'
@@ -55,6 +56,21 @@ export function createEventsService(deps: Deps, o: {feed: AgentFeed; access: Age
         decisions.set(e.projectId, {allowed, at: Date.now()})
         return allowed
       }
+      // Another agent reads only the label of an agent's detail (detail-visibility.ts), which needs
+      // the agent's parent: fixed at its creation, so read once per agent and stream.
+      const parents = new Map<string, string | null>()
+      const shown = async (e: AgentEventRecord): Promise<AgentEventRecord> => {
+        const p = ctx.principal
+        if (p.kind !== 'agent' || p.id === e.agentId || !e.detail) return e
+        let parentId = parents.get(e.agentId)
+        if (parentId === undefined) {
+          parentId = (await deps.store.agents.get(e.agentId))?.parent?.id ?? null
+          if (parents.size >= 10_000) parents.clear()
+          parents.set(e.agentId, parentId)
+        }
+        const detail = detailFor(p, {id: e.agentId, parentId}, e.detail)
+        return detail === e.detail ? e : {...e, detail}
+      }
       // Live events queue behind one promise chain, so a slow decision never reorders them.
       let chain: Promise<void> = Promise.resolve()
       let closed = false
@@ -64,7 +80,9 @@ export function createEventsService(deps: Deps, o: {feed: AgentFeed; access: Age
       const deliver = (e: AgentEventRecord, replay = false) => {
         chain = chain.then(async () => {
           if (closed || (!replay && replayed.has(e.seq))) return
-          if (await mayRead(e).catch(() => false)) if (!closed) send(e)
+          if (!(await mayRead(e).catch(() => false))) return
+          const visible = await shown(e).catch(() => null)
+          if (visible && !closed) send(visible)
         })
       }
       const unsubscribe = o.feed.subscribe((e) => (replaying ? buffered.push(e) : deliver(e)))

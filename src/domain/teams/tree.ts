@@ -14,7 +14,8 @@ import type {AgentDto} from '../../api/dto.js'
 import type {AgentRecord} from '../../store/repositories/agents.js'
 import type {TreeLevelRow} from '../../store/repositories/agent-tree-rows.js'
 import type {AgentAccess} from '../agents/access.js'
-import type {CallContext} from '../authz/context.js'
+import type {CallContext, Principal} from '../authz/context.js'
+import {detailFor, shownTo} from '../approvals/detail-visibility.js'
 import type {Deps} from '../deps.js'
 import {limitsOf} from './budgets.js'
 
@@ -100,10 +101,10 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
     return p.id
   }
 
-  /** A SQLite row's node JSON: the store's part plus the live fields and the effective limits. */
-  function nodeJson(r: TreeLevelRow, limitsCache: Map<string, string>): string {
+  /** A SQLite row's node JSON: the store's part plus the live fields (the detail as `reader` may read it) and the effective limits. */
+  function nodeJson(r: TreeLevelRow, limitsCache: Map<string, string>, reader: Principal): string {
     // The fields a pending status report or the clock change, as every read derives them.
-    const [id, , phase, activity, detail, error, lastHeartbeatAt, updatedAt, limitsText, applied, , , , json] = r
+    const [id, parentId, phase, activity, detail, error, lastHeartbeatAt, updatedAt, limitsText, applied, , , , json] = r
     const live = a.view({...LIVE_STUB, id, phase, activity, detail, error, lastHeartbeatAt, updatedAt})
     // Children mostly share their limits (lowered from one parent's): each distinct text is derived once.
     const key = limitsText ?? `\0${applied ?? ''}`
@@ -112,7 +113,7 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
       limits = JSON.stringify(limitsOf({limits: limitsText === null ? null : JSON.parse(limitsText), config: {applied: applied === null ? undefined : JSON.parse(applied)}}))
       limitsCache.set(key, limits)
     }
-    return `${json.slice(0, -1)},"phase":${JSON.stringify(live.phase)},"activity":${JSON.stringify(live.activity)},"detail":${JSON.stringify(live.detail)},"error":${JSON.stringify(live.error)},"lastHeartbeatAt":${JSON.stringify(live.lastHeartbeatAt)},"limits":${limits}}`
+    return `${json.slice(0, -1)},"phase":${JSON.stringify(live.phase)},"activity":${JSON.stringify(live.activity)},"detail":${JSON.stringify(detailFor(reader, {id, parentId}, live.detail))},"error":${JSON.stringify(live.error)},"lastHeartbeatAt":${JSON.stringify(live.lastHeartbeatAt)},"limits":${limits}}`
   }
 
   /**
@@ -120,17 +121,17 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
    * what it adds to the totals. On SQLite the store builds the JSON (`treeLevel`); elsewhere it is
    * `view(record)` stringified.
    */
-  async function childrenAt(projectId: string, parentIds: string[], limitsCache: Map<string, string>): Promise<Child[]> {
+  async function childrenAt(projectId: string, parentIds: string[], limitsCache: Map<string, string>, reader: Principal): Promise<Child[]> {
     const rows = await store.agents.treeLevel(projectId, parentIds)
     if (rows) {
       return rows.map((r) => {
         const [id, parentId, , , , , , , , , modelCalls, costUsd, turns] = r
-        return {id, parentId, json: nodeJson(r, limitsCache), turns, modelCalls: modelCalls ?? 0, costUsd: costUsd ?? 0}
+        return {id, parentId, json: nodeJson(r, limitsCache, reader), turns, modelCalls: modelCalls ?? 0, costUsd: costUsd ?? 0}
       })
     }
     return (await store.agents.childrenOf(parentIds))
       .filter((c) => c.projectId === projectId)
-      .map((c) => ({id: c.id, parentId: c.parent!.id, json: JSON.stringify(a.view(c)), turns: c.turns, modelCalls: c.usage?.modelCalls ?? 0, costUsd: c.usage?.costUsd ?? 0}))
+      .map((c) => ({id: c.id, parentId: c.parent!.id, json: JSON.stringify(shownTo(reader, a.view(c))), turns: c.turns, modelCalls: c.usage?.modelCalls ?? 0, costUsd: c.usage?.costUsd ?? 0}))
   }
 
   return {
@@ -139,14 +140,14 @@ export function createTeamsService(deps: Deps, a: {access: AgentAccess; view: (r
       const root = await a.access.resolve(ref, projectRef ? await projectIdOf(projectRef) : undefined)
       if (!root) throw notFound('agent')
       await a.access.checkAgent(ctx, root, 'agent.read')
-      const top: Built = {id: root.id, json: JSON.stringify(a.view(root)), children: []}
+      const top: Built = {id: root.id, json: JSON.stringify(shownTo(ctx.principal, a.view(root))), children: []}
       const nodes = new Map<string, Built>([[root.id, top]])
       const totals: TreeTotals = {agents: 1, costUsd: root.usage?.costUsd ?? 0, modelCalls: root.usage?.modelCalls ?? 0, turns: root.turns}
       const limitsCache = new Map<string, string>()
       let level = [root.id]
       for (let depth = 0; level.length && depth < MAX_DEPTH; depth++) {
         const next: string[] = []
-        for (const c of await childrenAt(root.projectId, level, limitsCache)) {
+        for (const c of await childrenAt(root.projectId, level, limitsCache, ctx.principal)) {
           if (nodes.has(c.id)) continue
           const node = {id: c.id, json: c.json, children: []}
           nodes.set(c.id, node)
