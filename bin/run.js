@@ -11,7 +11,7 @@ if (argv[0] === '--version' && argv.length === 1) {
   // The executable's loader has the same fast path (scripts/build-binary.mjs, LOADER).
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
   process.stdout.write(`${pkg.name}/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`)
-} else {
+} else if (!(argv[0] === 'agent' && argv[1] === 'create' && (await quick(argv)))) {
   // Harness hooks run `svc hook ...` on every tool call: that path loads no CLI framework.
   const hook = argv[0] === 'hook'
   const entry = new URL(hook ? '../dist/hook.js' : '../dist/cli.js', import.meta.url)
@@ -21,4 +21,14 @@ if (argv[0] === '--version' && argv.length === 1) {
   }
   const {main} = await import(entry.href)
   await main(hook ? argv.slice(1) : argv)
+}
+
+/**
+ * `svc agent create` (every agent's start waits for it) runs without oclif when dist/quick.js is
+ * sure how oclif would read its argv (src/cli/quick-main.ts); false: the CLI runs it as always.
+ */
+async function quick(args) {
+  const entry = new URL('../dist/quick.js', import.meta.url)
+  if (!existsSync(fileURLToPath(entry))) return false
+  return (await import(entry.href)).main(args)
 }

@@ -31,6 +31,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {webAssetsPlugin} from './web-assets.mjs'
+import {readRegistry} from './dev-lazy-registry.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const require = createRequire(import.meta.url)
@@ -105,24 +106,16 @@ const absentOptionalPlugin = {
  * command and its imports (tmux runtimes, transfer code, prompts...) at every start. Here it is
  * rewritten at build time into the same COMMANDS object whose properties are getters that
  * `require` the command module on first use; esbuild keeps such a module lazily evaluated. The
- * rewrite reads the registry's own two regular parts (`import X from '...'` lines and
- * `'id': X,` entries), so there is still one list to maintain; buildLazyRegistry() fails the
- * build when it cannot account for every entry, and the ids are checked against the real
- * COMMANDS of the dev build below.
+ * registry is read by readRegistry (scripts/dev-lazy-registry.mjs), the one parser the dev build
+ * uses too: it fails the build when it cannot account for every entry, and
+ * src/cli/commands-registry.test.ts checks that what it reads (ids and modules) is COMMANDS as
+ * TypeScript evaluates it. The ids are also checked below against the dev build's manifest
+ * (dist/cli.js, so a stale dev build fails here).
  */
 function buildLazyRegistry(text) {
-  const imports = new Map([...text.matchAll(/^import (\w+) from '([^']+)'$/gm)].map((m) => [m[1], m[2]]))
-  const body = /export const COMMANDS = \{([\s\S]*?)\n\}/.exec(text)?.[1]
-  if (!body) throw new Error('build:binary: no `export const COMMANDS = {...}` in src/cli/commands.ts')
-  const entries = [...body.matchAll(/^\s*(?:'([^']+)'|([\w]+)): (\w+),?$/gm)].map((m) => ({id: m[1] ?? m[2], ident: m[3]}))
-  const lines = body.split('\n').filter((l) => l.trim() && !l.trim().startsWith('//'))
-  if (entries.length !== lines.length) throw new Error(`build:binary: could not read every COMMANDS entry of src/cli/commands.ts (${entries.length} of ${lines.length} lines)`)
+  const entries = readRegistry(text)
   const out = ['const COMMANDS = {}']
-  for (const {id, ident} of entries) {
-    const from = imports.get(ident)
-    if (!from) throw new Error(`build:binary: COMMANDS entry ${id} names ${ident}, which src/cli/commands.ts does not import`)
-    out.push(`Object.defineProperty(COMMANDS, ${JSON.stringify(id)}, {enumerable: true, get: () => require(${JSON.stringify(from)}).default})`)
-  }
+  for (const {id, from} of entries) out.push(`Object.defineProperty(COMMANDS, ${JSON.stringify(id)}, {enumerable: true, get: () => require(${JSON.stringify(from)}).default})`)
   out.push('export {COMMANDS}')
   return {contents: out.join('\n') + '\n', ids: entries.map((e) => e.id)}
 }
@@ -187,7 +180,7 @@ const manifest = JSON.parse(await manifestText())
  * holds only what V8 compiles eagerly, so every function that runs at start-up (oclif's config
  * loading, the base command...) would still be parsed and compiled on each start. Instead the
  * bundle is an asset compiled with `vm.Script` and a code cache recorded at build time AFTER
- * running `--version`, `status --help` and `status thinking` in the pinned Node (recordCodeCache below), so those
+ * running `--version`, `status --help`, `status thinking` and `agent create` in the pinned Node (recordCodeCache below), so those
  * functions come compiled. A rejected cache (another V8) only costs time: V8 compiles as usual.
  * WRAP must be byte-identical in the loader and the recorder, or V8 rejects the cache.
  */
@@ -277,6 +270,8 @@ process.stderr.write = () => true
   // HTTP client paths (it ends in hub_unreachable).
   Object.assign(process.env, {SVC_HUB_ENDPOINT: 'http://127.0.0.1:9', SVC_AUTH_TOKEN: 'svc_agt_record', SVC_AGENT_ID: 'record'})
   await m.exports.main(['status', 'thinking'])
+  // And an agent's create through the quick path (src/cli/quick-main.ts), to the same dead port.
+  await m.exports.main(['agent', 'create', 'record', 'the task', '--json'])
   process.exitCode = 0
   fs.writeFileSync(${JSON.stringify(cacheFile)}, script.createCachedData())
   for (const name of ${JSON.stringify(VENDOR)}) globalThis.__svcVendor(name)

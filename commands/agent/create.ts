@@ -1,23 +1,11 @@
 import {Args, Flags} from '@oclif/core'
-import {AppError} from '../../src/api/app-error.js'
 import {BaseCommand} from '../../src/cli/base-command.js'
-import {projectOrDefault} from '../../src/cli/project-ref.js'
-import {agentsApi, type Agent} from '../../src/client/agents-client.js'
-import {agentFields} from '../../src/cli/agent-render.js'
-import {limitFlags, limitsFromFlags} from '../../src/cli/agent-limit-flags.js'
+import {createAgent, createdText, type AgentCreateResult} from '../../src/cli/agent-create-run.js'
+import {limitFlags} from '../../src/cli/agent-limit-flags.js'
 
-/** `KEY=VALUE` pairs of --secret. */
-function secretFlags(values: string[] | undefined): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const v of values ?? []) {
-    const eq = v.indexOf('=')
-    if (eq < 1) throw new AppError('usage_error', `--secret expects KEY=VALUE, not ${JSON.stringify(v.replace(/=.*$/, '=...'))}`)
-    out[v.slice(0, eq)] = v.slice(eq + 1)
-  }
-  return out
-}
-
-export default class AgentCreate extends BaseCommand<{agent: Agent} | {group: string; agents: Agent[]}> {
+// The work is in src/cli/agent-create-run.ts, which the quick path (src/cli/quick-main.ts) runs
+// too without oclif for the argv it is sure of; its flag table is tested against these flags.
+export default class AgentCreate extends BaseCommand<AgentCreateResult> {
   static override description = `Create an agent and dispatch it to a runtime broker.
 
 The harness (--harness: shell, claude, codex, gemini, opencode or a config of the settings) runs in the agent's own git repository, made from the project's checkout (or, where the broker has none, cloned from its remote), on the branch svc/<name>, with TASK as its first prompt. The checkout gets svc/<name> when the agent is merged, pushed or deleted.
@@ -55,32 +43,10 @@ The --max-* flags are the budget of the agent and every agent it leads (its chil
 
   async execute() {
     const {args, flags} = await this.parse(AgentCreate)
-    if (args.task !== undefined && flags.task !== undefined) throw new AppError('usage_error', 'give the task once: as the second argument or with --task')
-    const projectId = projectOrDefault(flags.project, await this.settings())
-    const api = agentsApi(await this.client(flags.hub))
-    for (const [key, value] of Object.entries(secretFlags(flags.secret))) await api.putSecret(projectId, key, value, 'user')
-    // Attempts: `--harness a,b` is taken in turn (harnessConfigs); the answer lists every attempt.
-    const harnesses = flags.attempts !== undefined && flags.harness?.includes(',') ? {harnessConfigs: flags.harness.split(',').map((h) => h.trim())} : {harnessConfig: flags.harness}
-    const body = {name: args.name, projectId, ...harnesses, attempts: flags.attempts, check: flags.check, template: flags.template, task: args.task ?? flags.task, brokerId: flags.broker, role: flags.role, runtime: flags.runtime, parentId: flags.parent, limits: limitsFromFlags(flags)}
-    let result: {agent: Agent} | {group: string; agents: Agent[]}
-    try {
-      result = await api.create(body)
-    } catch (err) {
-      if (!(err instanceof AppError && err.code === 'missing_secrets') || !(await this.canPrompt())) throw err
-      // The spec's "gathered interactively at agent creation": ask, store as the user's own, retry once.
-      const missing = ((err.details?.missing as Array<{key: string; description: string}> | undefined) ?? []).map((m) => ({key: m.key, description: m.description, type: 'environment' as const}))
-      const {gatherRequiredSecrets} = await import('../../src/config/required-secrets.js')
-      process.stderr.write(`${err.message}\n`)
-      for (const s of await gatherRequiredSecrets(missing, {}, {canPrompt: true})) await api.putSecret(projectId, s.key, s.value, 'user')
-      result = await api.create(body)
-    }
-    const failed = ('agents' in result ? result.agents : [result.agent]).find((a) => a.phase === 'error')
-    if (failed) throw new AppError('agent_failed', `agent ${failed.name} was created but did not start: ${failed.error ?? 'unknown reason'}`, 'agent' in result ? {agent: failed} : {agent: failed, agents: result.agents})
-    return result
+    return createAgent(this.ctx, args, flags)
   }
 
-  protected override human(result: {agent: Agent} | {group: string; agents: Agent[]}): string {
-    if ('agents' in result) return result.agents.map((a) => `Agent ${a.name} is ${a.phase}.`).join('\n') + `\nCompare them with: svc agent compare ${result.group}`
-    return `Agent ${result.agent.name} is ${result.agent.phase}.\n${agentFields(result.agent)}`
+  protected override human(result: AgentCreateResult): string {
+    return createdText(result)
   }
 }

@@ -1,14 +1,12 @@
 import {Command, Flags, Errors} from '@oclif/core'
 import {AppError} from '../api/app-error.js'
 import type {HubClient} from '../client/hub-client.js'
-import {loadCliSettings, type CliSettings} from '../config/cli-settings.js'
-import {recordedHubUrl} from '../config/hub-record.js'
-import {credentialFor} from './credentials.js'
-import {EXIT, exitCodeOf} from './exit-codes.js'
-import {writeError} from './error-output.js'
+import type {CliSettings} from '../config/cli-settings.js'
+import {CommandContext, DEFAULT_HUB, usageHint} from './command-context.js'
+import {EXIT} from './exit-codes.js'
 import {unknownFlagsError} from './suggest.js'
 
-export const DEFAULT_HUB = 'http://127.0.0.1:9810'
+export {DEFAULT_HUB}
 
 /**
  * Base of every svc command. Subclasses implement `execute()` returning a typed result and
@@ -21,7 +19,14 @@ export abstract class BaseCommand<T = unknown> extends Command {
   }
 
   protected json = false
-  private settingsCache?: CliSettings
+  private contextCache?: CommandContext
+
+  /** The framework-free part (command-context.ts), following `json` as a subclass sets it. */
+  protected get ctx(): CommandContext {
+    const c = (this.contextCache ??= new CommandContext(this.json))
+    c.json = this.json
+    return c
+  }
 
   abstract execute(): Promise<T>
 
@@ -30,59 +35,37 @@ export abstract class BaseCommand<T = unknown> extends Command {
     return typeof result === 'string' ? result : JSON.stringify(result, null, 2)
   }
 
-  protected async settings(): Promise<CliSettings> {
-    this.settingsCache ??= await loadCliSettings()
-    return this.settingsCache
+  protected settings(): Promise<CliSettings> {
+    return this.ctx.settings()
   }
 
   /**
    * Hub endpoint: `--hub`, then `SVC_HUB_ENDPOINT`, then settings `hub.endpoint`, then the URL a
    * running workstation Hub recorded in ~/.svc/hub.json, then the default.
    */
-  protected async endpoint(flag?: string): Promise<string> {
-    const raw = flag || (await this.settings()).hubEndpoint || recordedHubUrl() || DEFAULT_HUB
-    try {
-      return new URL(raw).toString().replace(/\/+$/, '')
-    } catch {
-      throw new AppError('usage_error', `not a Hub URL: "${raw}"`)
-    }
+  protected endpoint(flag?: string): Promise<string> {
+    return this.ctx.endpoint(flag)
   }
 
-  protected async client(hubFlag?: string, opts: {anonymous?: boolean} = {}): Promise<HubClient> {
-    const endpoint = await this.endpoint(hubFlag)
-    const cred = credentialFor(endpoint)
-    if (!cred && !opts.anonymous) {
-      throw new AppError('not_signed_in', `no credential for ${endpoint}: run \`svc auth login\`, set SVC_AUTH_TOKEN, or start a workstation Hub (it writes ~/.svc/dev-token)`)
-    }
-    // Loaded here, not at start-up: the HTTP client pulls in node:https, TLS and crypto, which
-    // `svc --version`, help and local commands do not need.
-    const {HubClient} = await import('../client/hub-client.js')
-    return new HubClient(endpoint, cred?.token ?? null)
+  protected client(hubFlag?: string, opts: {anonymous?: boolean} = {}): Promise<HubClient> {
+    return this.ctx.client(hubFlag, opts)
   }
 
   /** True when prompts are allowed: a TTY, no --json, and `cli.interactive_disabled` off. */
-  protected async canPrompt(): Promise<boolean> {
-    return !this.json && !!process.stdin.isTTY && !!process.stdout.isTTY && !(await this.settings()).interactiveDisabled
+  protected canPrompt(): Promise<boolean> {
+    return this.ctx.canPrompt()
   }
 
   async run(): Promise<T> {
     this.json = this.argv.includes('--json')
     const result = await this.execute()
-    if (this.json) {
-      process.stdout.write(JSON.stringify(result ?? null, null, 2) + '\n')
-    } else {
-      const text = this.human(result)
-      if (text !== null && text !== '') process.stdout.write(text.endsWith('\n') ? text : text + '\n')
-    }
+    this.ctx.print(result, (r) => this.human(r))
     return result
   }
 
   protected override async catch(err: Error & {oclif?: {exit?: number}}): Promise<void> {
-    const json = this.argv.includes('--json')
-    const appErr = this.unknownFlags(err) ?? toAppError(err)
-    process.exitCode = exitCodeOf(appErr)
-    writeError(appErr, json)
-    if (!json && (await this.autohelp())) process.stderr.write(this.usageHint())
+    this.json = this.argv.includes('--json')
+    await this.ctx.fail(this.unknownFlags(err) ?? toAppError(err), () => this.usageHint())
   }
 
   /** A mistyped flag: oclif's "Nonexistent flag" with the nearest flag of this command. */
@@ -93,19 +76,9 @@ export abstract class BaseCommand<T = unknown> extends Command {
     return unknownFlagsError(toAppError(err).message, given, {...ctor.baseFlags, ...ctor.flags})
   }
 
-  private async autohelp(): Promise<boolean> {
-    try {
-      return (await this.settings()).autohelp
-    } catch {
-      return true
-    }
-  }
-
   private usageHint(): string {
     const ctor = this.constructor as typeof BaseCommand
-    const id = (this.id ?? '').replace(/:/g, ' ')
-    const args = Object.entries(ctor.args ?? {}).map(([name, a]) => (a.required ? name.toUpperCase() : `[${name.toUpperCase()}]`))
-    return `\nUsage: ${this.config.bin} ${[id, ...args].filter(Boolean).join(' ')} [flags]\nSee \`${this.config.bin} help ${id}\` for more.\n`
+    return usageHint(this.config.bin, this.id ?? '', ctor.args ?? {})
   }
 }
 

@@ -2,12 +2,17 @@
 // SEA requires). Inside the executable process.argv is [svc, svc, ...args].
 // The build also loads this bundle once to record a V8 code cache: it sets
 // __SVC_CODE_CACHE_BUILD__ and calls main itself with a few sample command lines.
-import {main as cliMain} from './entry.js'
+// Each path is imported when taken (esbuild makes a bundled `import()` a lazily evaluated
+// module), so `svc hook` and the quick `svc agent create` never evaluate oclif.
 
-/** `svc hook ...` (harness hooks, on every tool call) skips the CLI framework entirely. */
+/**
+ * `svc hook ...` (harness hooks, on every tool call) skips the CLI framework entirely, and so
+ * does `svc agent create` when the quick path is sure of its argv (src/cli/quick-main.ts).
+ */
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'hook') return (await import('./hook-entry.js')).runHook(argv.slice(1))
-  return cliMain(argv)
+  if (argv[0] === 'agent' && argv[1] === 'create' && (await (await import('./quick-main.js')).main(argv))) return
+  return (await import('./entry.js')).main(argv)
 }
 
 if (!(globalThis as {__SVC_CODE_CACHE_BUILD__?: boolean}).__SVC_CODE_CACHE_BUILD__) void main(process.argv.slice(2))
