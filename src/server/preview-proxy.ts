@@ -9,9 +9,10 @@
  * person's session), its cookies are scoped to the preview's path and may not be the Hub's, and
  * a redirect to a path of the agent's server stays under the preview.
  */
-import {request as httpRequest, type IncomingHttpHeaders, type IncomingMessage} from 'node:http'
+import type {IncomingHttpHeaders} from 'node:http'
 import type {Duplex} from 'node:stream'
 import type {FastifyReply, FastifyRequest} from 'fastify'
+import {AnswerReader, MalformedAnswer} from './preview-response.js'
 
 /** The preview's own policy, added to any the agent's server sends. */
 export const PREVIEW_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
@@ -74,38 +75,105 @@ function backHeaders(headers: IncomingHttpHeaders, t: PreviewTarget): Record<str
   return out
 }
 
-/** Relays one HTTP request over `stream` and streams the answer back (the reply is taken over). */
+/** Bytes of an answer held for a browser that reads slower than the agent's server writes, before reading it pauses. */
+const BUFFERED_MAX = 1024 * 1024
+
+/**
+ * Relays one HTTP request over `stream` and streams the answer back (the reply is taken over).
+ * The request is written as it came (its body with its own framing); the answer's head is
+ * parsed and cleaned (backHeaders) and its body passed on as the buffers that arrive
+ * (preview-response.ts), so a download costs a read and a write per chunk and nothing more.
+ */
 export function relayHttp(request: FastifyRequest, reply: FastifyReply, stream: Duplex, t: PreviewTarget): Promise<void> {
   reply.hijack()
   const res = reply.raw
+  const req = request.raw
   return new Promise<void>((resolve) => {
+    let settled = false
+    const settle = () => {
+      if (settled) return
+      settled = true
+      req.unpipe(stream)
+      stream.destroy()
+      // A body the agent did not wait for is read to its end, so the browser's connection can
+      // carry its next request.
+      if (!req.readableEnded) req.resume()
+      resolve()
+    }
     const fail = (status: number, message: string) => {
       if (!res.headersSent) res.writeHead(status, {'content-type': 'text/plain; charset=utf-8'}).end(`${message}\n`)
       else res.destroy()
-      resolve()
+      settle()
     }
-    // No agent: this one stream is the connection (createConnection), closed after the answer.
-    const out = httpRequest({method: request.method, path: t.path, headers: {...forwardHeaders(request, t, false), connection: 'close'}, createConnection: () => stream as never})
-    out.on('response', (answer: IncomingMessage) => {
-      res.writeHead(answer.statusCode ?? 502, backHeaders(answer.headers, t))
-      answer.pipe(res)
-      answer.on('end', resolve)
-      answer.on('error', () => fail(502, 'the agent\'s server ended the response early'))
+    const reader = new AnswerReader(
+      request.method === 'HEAD',
+      (h) => res.writeHead(h.status, backHeaders(h.headers, t)),
+      (chunk) => {
+        res.write(chunk)
+        // Paused past 1 MiB rather than the socket's 16 KiB mark (which every 64 KiB read
+        // passes): reading the agent runs ahead of the browser's socket instead of taking turns
+        // with it per chunk, and a slow browser still holds the agent's server back.
+        if (res.writableLength > BUFFERED_MAX && !stream.isPaused()) {
+          stream.pause()
+          res.once('drain', () => stream.resume())
+        }
+      },
+    )
+    const take = (chunk: Buffer) => {
+      try {
+        if (reader.feed(chunk)) {
+          res.end()
+          settle()
+        }
+      } catch (err) {
+        fail(502, err instanceof MalformedAnswer ? err.message : `the agent's answer could not be relayed: ${(err as Error).message}`)
+      }
+    }
+    stream.on('data', take)
+    stream.on('end', () => {
+      if (settled) return
+      if (reader.end()) {
+        res.end()
+        settle()
+      } else fail(502, 'the agent\'s server ended the response early')
     })
-    out.on('error', (err) => fail(502, `the agent's server did not answer: ${err.message}`))
-    res.on('close', () => {
-      stream.destroy()
-      resolve()
-    })
-    request.raw.pipe(out)
+    stream.on('error', (err) => fail(502, `the agent's server did not answer: ${err.message}`))
+    stream.on('close', () => settled || fail(502, 'the agent\'s server closed the connection'))
+    res.on('close', settle)
+
+    const headers: Record<string, string | string[]> = {...forwardHeaders(request, t, false), connection: 'close'}
+    // node:http decoded the body: it goes on in the framing it came with (never half-closed:
+    // servers that see the request's end as the client leaving would drop their answer).
+    const chunked = request.headers['transfer-encoding'] !== undefined
+    if (chunked) {
+      delete headers['content-length']
+      headers['transfer-encoding'] = 'chunked'
+    }
+    stream.write(requestHead(request.method, t.path, headers))
+    if (chunked) {
+      req.on('data', (c: Buffer) => {
+        if (!stream.write(Buffer.concat([Buffer.from(`${c.length.toString(16)}\r\n`), c, CRLF])) && !settled) {
+          req.pause()
+          stream.once('drain', () => req.resume())
+        }
+      })
+      req.on('end', () => settled || stream.write('0\r\n\r\n'))
+    } else if (request.headers['content-length'] !== undefined) req.pipe(stream, {end: false})
   })
+}
+
+const CRLF = Buffer.from('\r\n')
+
+/** A request head as the agent's server gets it. */
+function requestHead(method: string, path: string, headers: Record<string, string | string[]>): Buffer {
+  const lines = [`${method} ${path} HTTP/1.1`]
+  for (const [k, v] of Object.entries(headers)) for (const value of ([] as string[]).concat(v)) lines.push(`${k}: ${value.replace(/[\r\n]/g, '')}`)
+  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1')
 }
 
 /** The bytes of an upgrade request as the agent's server gets them. */
 export function upgradeHead(request: FastifyRequest, t: PreviewTarget): Buffer {
-  const lines = [`${request.method} ${t.path} HTTP/1.1`]
-  for (const [k, v] of Object.entries(forwardHeaders(request, t, true))) for (const value of ([] as string[]).concat(v)) lines.push(`${k}: ${value.replace(/[\r\n]/g, '')}`)
-  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1')
+  return requestHead(request.method, t.path, forwardHeaders(request, t, true))
 }
 
 /** Joins an upgraded client socket to `stream` (the agent's server answers the handshake itself). */

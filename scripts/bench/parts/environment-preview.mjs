@@ -16,6 +16,7 @@ import {loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {fileURLToPath} from 'node:url'
+import WebSocket from 'ws'
 import {cpuMs, freePort, requestJson, until} from '../lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
@@ -53,9 +54,38 @@ git('add', '-A')
 git('-c', 'user.name=bench', '-c', 'user.email=bench@example.com', 'commit', '-q', '-m', 'init')
 const hubPort = await freePort()
 const url = `http://127.0.0.1:${hubPort}`
-// BENCH_PROFILE=<dir>: the Hub's process writes a CPU profile there (node --cpu-prof) when it stops.
-const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
-const hub = spawn(process.execPath, [...profile, join(ROOT, 'bin', 'run.js'), 'server', 'start', '--port', String(hubPort)], {env: {...env, SVC_SERVER_BROKER_PORT: String(await freePort())}, stdio: ['ignore', 'ignore', openSync(join(work, 'hub.log'), 'w')], detached: true})
+// BENCH_PROFILE=<dir>: the Hub's process is profiled (through its inspector) during the
+// downloads alone and during the small requests alone, written there as preview-download- and
+// preview-small-<time>.cpuprofile: its start-up (module loading, schema compiling) stays out.
+const inspectPort = process.env.BENCH_PROFILE ? await freePort() : 0
+const inspect = inspectPort ? [`--inspect=127.0.0.1:${inspectPort}`] : []
+const hub = spawn(process.execPath, [...inspect, join(ROOT, 'bin', 'run.js'), 'server', 'start', '--port', String(hubPort)], {env: {...env, SVC_SERVER_BROKER_PORT: String(await freePort())}, stdio: ['ignore', 'ignore', openSync(join(work, 'hub.log'), 'w')], detached: true})
+
+/** Starts the Hub's CPU profiler; the function returned stops it and writes `<name>-<time>.cpuprofile`. */
+async function profileWindow(name) {
+  if (!inspectPort) return async () => {}
+  const [target] = await requestJson('GET', `http://127.0.0.1:${inspectPort}/json/list`)
+  const ws = new WebSocket(target.webSocketDebuggerUrl)
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
+  let id = 0
+  const pending = new Map()
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString())
+    pending.get(m.id)?.(m)
+  })
+  const call = (method, params = {}) => new Promise((resolve) => (pending.set(++id, resolve), ws.send(JSON.stringify({id, method, params}))))
+  await call('Profiler.enable')
+  await call('Profiler.setSamplingInterval', {interval: 200})
+  await call('Profiler.start')
+  return async () => {
+    const {result} = await call('Profiler.stop')
+    mkdirSync(process.env.BENCH_PROFILE, {recursive: true})
+    const file = join(process.env.BENCH_PROFILE, `${name}-${Date.now()}.cpuprofile`)
+    writeFileSync(file, JSON.stringify(result.profile))
+    console.log(`preview: the Hub's CPU profile of that window: ${file}`)
+    ws.close()
+  }
+}
 try {
   await until(() => requestJson('GET', `${url}/healthz`).then(() => true), 180_000, 'the Hub')
   const token = await until(async () => readFileSync(join(home, '.svc', 'dev-token'), 'utf8').trim(), 30_000, 'the dev token')
@@ -74,20 +104,24 @@ try {
   // The Hub's CPU time (its process also runs the co-located broker) per preview download: what
   // the forward costs, apart from waiting to be scheduled on a loaded machine.
   let hubCpu = 0
+  let stopProfile = await profileWindow('preview-download')
   for (let i = 0; i < ROUNDS; i++) {
     big.direct.push((await timedGet(`${direct}/big`)).ms)
     const cpu0 = cpuMs(hub.pid)
     big.preview.push((await timedGet(`${preview}/big`, auth)).ms)
     hubCpu += cpuMs(hub.pid) - cpu0
   }
+  await stopProfile()
   const small = {direct: [], preview: []}
   let smallCpu = 0
+  stopProfile = await profileWindow('preview-small')
   for (let i = 0; i < REQUESTS; i++) {
     small.direct.push((await timedGet(`${direct}/hello`)).ms)
     const cpu0 = cpuMs(hub.pid)
     small.preview.push((await timedGet(`${preview}/hello`, auth)).ms)
     smallCpu += cpuMs(hub.pid) - cpu0
   }
+  await stopProfile()
   const mib = 10
   const rate = (ms) => (mib / (ms / 1000)).toFixed(0)
   const ratio = median(big.direct) / median(big.preview)
