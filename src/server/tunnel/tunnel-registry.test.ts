@@ -5,6 +5,7 @@ import type {Duplex} from 'node:stream'
 import pino from 'pino'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {WebSocketServer} from 'ws'
+import {AppError} from '../../api/app-error.js'
 import {registerLocalPorts} from '../../api/local-ports.js'
 import {TunnelClient} from '../../broker/tunnel-client.js'
 import {TunnelRegistry} from './tunnel-registry.js'
@@ -97,6 +98,15 @@ describe('TunnelRegistry.openDuplex: through the tunnel, or the in-process broke
       away()
     }
     expect(opened).toEqual([{port: agentPort}, {port: 1}])
+    // The Hub's own refusals (local-ports.ts's timeout) keep their code, as the tunnel's do.
+    const timedOut = registerLocalPorts('b1', async () => {
+      throw new AppError('broker_timeout', 'broker b1 did not open agent.port in time')
+    })
+    try {
+      await expect(registry.openDuplex('b1', 'agent.port', {port: agentPort})).rejects.toMatchObject({code: 'broker_timeout', status: 504})
+    } finally {
+      timedOut()
+    }
     const d = await registry.openDuplex('b1', 'agent.port', {port: agentPort})
     expect(d).not.toBeInstanceOf(net.Socket)
     d.destroy()

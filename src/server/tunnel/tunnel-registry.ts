@@ -56,10 +56,12 @@ export class TunnelRegistry implements BrokerGateway {
   openDuplex(brokerId: string, method: string, params: unknown): Promise<Duplex> {
     const conn = this.conn(brokerId)
     // The broker runs in this process (the co-located one): its own connection to the port,
-    // with no WebSocket hop over loopback (local-ports.ts). Refused as through the tunnel.
+    // with no WebSocket hop over loopback (local-ports.ts). Refused, or timed out, as through
+    // the tunnel.
     const local = localPortOpener(brokerId)
     if (!local) return conn.openDuplex(method, params)
     return local(method, params).catch((err: Error & {code?: string}) => {
+      if (err instanceof AppError) throw err
       throw new AppError('broker_error', `broker: ${err.message}`, {brokerCode: err.code})
     })
   }
