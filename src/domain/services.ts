@@ -88,7 +88,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   const users = createUsersService(deps)
   const sessions = createSessions(deps)
   const agentTokens = createAgentTokens(deps)
-  const status = createStatusWriter(deps, {onRefusedToken: (hash) => agentTokens.forget(hash)})
+  const status = createStatusWriter(deps)
   const access = createAgentAccess(deps)
   let colocatedBrokerId: string | null = null
   let colocatedStarting: Promise<unknown> | null = null
@@ -108,7 +108,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   })
   const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId, colocatedStarting: () => colocatedStarting, settleApprovals: (id, activity) => approvals.settle(id, activity)})
   return {
-    authenticate: createCredentialResolver(deps, [(secret, opts) => agentTokens.resolve(secret, opts)]),
+    authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),
     users,
     projects,
     projectSettings: createProjectSettingsService(deps, projects, async () => (await opts.agentSettings()).defaults),
@@ -130,6 +130,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     setColocatedStarting: (p) => (colocatedStarting = p),
     close: async () => {
       approvals.close()
+      agentTokens.close()
       await status.close()
       await agentFeed.close()
     },

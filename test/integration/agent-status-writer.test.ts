@@ -1,8 +1,7 @@
 import pino from 'pino'
 import {afterAll, beforeAll, expect, it} from 'vitest'
 import {createStatusWriter} from '../../src/domain/agents/status-writer.js'
-import {iso, systemClock} from '../../src/domain/shared/clock.js'
-import {hashSecret, newId, newSecret, TOKEN_PREFIX} from '../../src/domain/shared/secrets.js'
+import {systemClock} from '../../src/domain/shared/clock.js'
 import {startFakeBrokerHub, type FakeBrokerHub} from '../helpers/fake-broker-hub.js'
 import {describeEachDialect} from '../helpers/hub.js'
 
@@ -103,49 +102,6 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     await expect(again).rejects.toMatchObject({code: 'agent_not_running', status: 409, details: {phase: 'stopped'}})
     expect(await hub.store.agents.get(other)).toMatchObject({phase: 'stopped', activity: null})
     expect(await hub.store.agents.get(agentId)).toMatchObject({phase: 'running', activity: 'executing', detail: 'live'})
-    await w.close()
-  })
-
-  it('a report with a token is written only if that token is valid in the write: an unknown or expired one 401 and its steps dropped, another token\'s steps on the same agent written', async () => {
-    const token = async (expiresInMs: number | null) => {
-      const hash = hashSecret(newSecret(TOKEN_PREFIX.agent))
-      const t = new Date()
-      if (expiresInMs !== null) await hub.store.agents.insertToken({id: newId(), agentId, tokenHash: hash, scopes: [], now: iso(t), expiresAt: iso(new Date(t.getTime() + expiresInMs))})
-      return hash
-    }
-    const [good, expired, unknown] = [await token(3_600_000), await token(-1_000), await token(null)]
-    const w = writer()
-    const from = await hub.store.agentEvents.latestSeq()
-    const kept = w.report(agentId, {activity: 'thinking', detail: 'valid token'}, {liveOnly: true, tokenHash: good})
-    const late = w.report(agentId, {activity: 'executing', detail: 'expired token'}, {liveOnly: true, tokenHash: expired})
-    const forged = w.report(agentId, {activity: 'waiting_for_input', detail: 'unknown token'}, {liveOnly: true, tokenHash: unknown})
-    // Not checked yet: not overlaid on reads.
-    expect(w.pendingFor(agentId)).toBeUndefined()
-    await w.flush()
-    await expect(kept).resolves.toBeUndefined()
-    await expect(late).rejects.toMatchObject({code: 'unauthorized', status: 401})
-    await expect(forged).rejects.toMatchObject({code: 'unauthorized', status: 401})
-    expect((await hub.store.agentEvents.since(from)).filter((e) => e.agentId === agentId).map((e) => [e.activity, e.detail])).toEqual([['thinking', 'valid token']])
-    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'thinking', detail: 'valid token'})
-    expect(w.pendingFor(agentId)).toBeUndefined()
-    await w.close()
-  })
-
-  it('a report folded (past eight steps) with a refused token\'s is not answered as stored: 409 conflict; the later steps are written', async () => {
-    const hash = hashSecret(newSecret(TOKEN_PREFIX.agent))
-    const t = new Date()
-    await hub.store.agents.insertToken({id: newId(), agentId, tokenHash: hash, scopes: [], now: iso(t), expiresAt: iso(new Date(t.getTime() + 3_600_000))})
-    const unknown = hashSecret(newSecret(TOKEN_PREFIX.agent))
-    const w = writer()
-    const forged = w.report(agentId, {activity: 'executing', detail: 'forged'}, {liveOnly: true, tokenHash: unknown})
-    const first = w.report(agentId, {activity: 'thinking', detail: 'folded'}, {liveOnly: true, tokenHash: hash})
-    const activities = ['executing', 'thinking', 'executing', 'thinking', 'executing', 'thinking', 'idle']
-    const rest = activities.map((activity, i) => w.report(agentId, {activity, detail: `step ${i}`}, {liveOnly: true, tokenHash: hash}))
-    for (const p of rest) p.catch(() => {})
-    await w.flush()
-    await expect(forged).rejects.toMatchObject({code: 'unauthorized', status: 401})
-    await expect(first).rejects.toMatchObject({code: 'conflict', status: 409})
-    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'idle', detail: 'step 6'})
     await w.close()
   })
 

@@ -8,10 +8,17 @@ import {scopesForRole} from './scopes.js'
 export const AGENT_TOKEN_TTL_MS = 24 * 60 * 60 * 1000
 /** Refresh is allowed from this long before expiry. */
 export const REFRESH_WINDOW_MS = 12 * 60 * 60 * 1000
-// How long a resolved agent token is reused without a database read, where the caller allows it
-// (`cached`: the status report, whose write checks the token again in its own transaction, so a
-// revocation on any replica holds at once there too). Revocation on this replica clears it.
-const CACHE_TTL_MS = 15_000
+/**
+ * How long a resolved agent token is reused without a database read. Revocations are announced
+ * to every replica (AGENT_TOKENS_CHANNEL) and dropped at once; this bounds only a revocation
+ * nobody announced: one written straight in the database, or one whose notification was lost
+ * while a replica's PostgreSQL LISTEN connection was down.
+ */
+export const AGENT_TOKEN_CACHE_TTL_MS = 15_000
+/** The store event channel that tells every replica an agent's tokens were revoked: `{agentId}`. */
+export const AGENT_TOKENS_CHANNEL = 'svc_agent_tokens'
+// A bound on memory: only valid tokens are cached, so this is only reached by that many live agents.
+const CACHE_MAX = 50_000
 
 interface Cached {
   auth: Authenticated
@@ -22,13 +29,48 @@ interface Cached {
 
 /**
  * Agent tokens: minted at dispatch from the agent's role, stored hashed, refreshable before
- * expiry. Resolution may be cached (`cached`), so the agent's high-frequency status reports need
- * no read before their write; every other route reads the token, so a revocation on any replica
- * holds at once. The caller gets the token's hash (`tokenHash`) to check it again where it writes.
+ * expiry. A resolved token is cached per raw secret (no SHA-256 and no read per request, which
+ * an agent's high-frequency status reports would pay); a revocation (stop, delete, failed start)
+ * is published over the store's events and drops the agent's tokens from every replica's cache
+ * (PostgreSQL LISTEN/NOTIFY; SQLite is one node), so the next request anywhere reads the row and
+ * is refused. A revocation that was not announced is seen within AGENT_TOKEN_CACHE_TTL_MS.
  */
 export function createAgentTokens(deps: Deps) {
   const {store, clock} = deps
   const cache = new Map<string, Cached>()
+  const byAgent = new Map<string, Set<string>>()
+  // Counts revocations seen: a resolve that read its rows before one arrived does not cache
+  // what it read (the row may predate the revocation the notification announced).
+  let revocations = 0
+
+  const drop = (agentId: string) => {
+    revocations++
+    const secrets = byAgent.get(agentId)
+    if (!secrets) return
+    byAgent.delete(agentId)
+    for (const s of secrets) cache.delete(s)
+  }
+  const remember = (secret: string, entry: Cached) => {
+    if (cache.size >= CACHE_MAX) {
+      cache.clear()
+      byAgent.clear()
+    }
+    cache.set(secret, entry)
+    let set = byAgent.get(entry.agentId)
+    if (!set) byAgent.set(entry.agentId, (set = new Set()))
+    set.add(secret)
+  }
+  const unsubscribe = store.events.subscribe(AGENT_TOKENS_CHANNEL, (payload) => {
+    if (typeof payload.agentId === 'string') drop(payload.agentId)
+  })
+
+  /** The cached resolution of `secret`, if fresh; throws 401 once its token expired. */
+  const fromCache = (secret: string, nowMs: number): Authenticated | null => {
+    const hit = cache.get(secret)
+    if (!hit || nowMs - hit.checkedAt >= AGENT_TOKEN_CACHE_TTL_MS) return null
+    if (hit.expiresAt <= nowMs) throw new AppError('unauthorized', 'agent token expired; refresh it before expiry')
+    return hit.auth
+  }
 
   return {
     async mint(agent: {id: string; role: string}): Promise<{token: string; expiresAt: string}> {
@@ -40,28 +82,29 @@ export function createAgentTokens(deps: Deps) {
     },
 
     /**
-     * Credential resolver for `svc_agt_` secrets (null for other secrets). With `cached`, a token
-     * resolved within CACHE_TTL_MS is not read again: only for callers that check `tokenHash`
-     * in the transaction of their write (status-writer.ts), since another replica's revocation
-     * does not clear this cache.
+     * Synchronous lookup for hot routes: the resolution of an agent token from the cache, or
+     * null when it must be read (not cached, stale, or not an agent token). Throws 401 for a
+     * cached token that expired since.
      */
-    async resolve(secret: string, opts: {cached?: boolean} = {}): Promise<Authenticated | null> {
+    cached(secret: string): Authenticated | null {
+      return secret.startsWith(TOKEN_PREFIX.agent) ? fromCache(secret, clock.now().getTime()) : null
+    },
+
+    /** Credential resolver for `svc_agt_` secrets (null for other secrets). */
+    async resolve(secret: string): Promise<Authenticated | null> {
       if (!secret.startsWith(TOKEN_PREFIX.agent)) return null
-      const hash = hashSecret(secret)
       const nowMs = clock.now().getTime()
-      const hit = opts.cached ? cache.get(hash) : undefined
-      if (hit && nowMs - hit.checkedAt < CACHE_TTL_MS) {
-        if (hit.expiresAt <= nowMs) throw new AppError('unauthorized', 'agent token expired; refresh it before expiry')
-        return hit.auth
-      }
+      const hit = fromCache(secret, nowMs)
+      if (hit) return hit
+      const seen = revocations
+      const hash = hashSecret(secret)
       const row = await store.agents.tokenByHash(hash)
       if (!row || row.revokedAt) throw new AppError('unauthorized', 'agent token revoked or unknown')
       if (Date.parse(row.expiresAt) <= nowMs) throw new AppError('unauthorized', 'agent token expired; refresh it before expiry')
       const agent = await store.agents.get(row.agentId)
       if (!agent || agent.deletedAt) throw new AppError('unauthorized', 'the agent of this token no longer exists')
-      const auth: Authenticated = {principal: {kind: 'agent', id: agent.id, projectId: agent.projectId}, credentialKind: 'agent', scopes: new Set(row.scopes), tokenHash: hash}
-      if (cache.size > 50_000) cache.clear()
-      cache.set(hash, {auth, agentId: agent.id, expiresAt: Date.parse(row.expiresAt), checkedAt: nowMs})
+      const auth: Authenticated = {principal: {kind: 'agent', id: agent.id, projectId: agent.projectId}, credentialKind: 'agent', scopes: new Set(row.scopes)}
+      if (revocations === seen) remember(secret, {auth, agentId: agent.id, expiresAt: Date.parse(row.expiresAt), checkedAt: nowMs})
       return auth
     },
 
@@ -78,15 +121,20 @@ export function createAgentTokens(deps: Deps) {
       return this.mint(agent)
     },
 
-    /** Revokes every token of an agent (stop, delete). */
+    /**
+     * Revokes every token of an agent (stop, delete, failed start) and announces it once
+     * committed, so every replica drops them from its cache. This replica's cache is cleared
+     * before the answer; a failed announcement is logged (other replicas then see it within
+     * AGENT_TOKEN_CACHE_TTL_MS).
+     */
     async revokeAll(agentId: string): Promise<void> {
       await store.agents.revokeTokens(agentId, iso(clock.now()))
-      for (const [hash, c] of cache) if (c.agentId === agentId) cache.delete(hash)
+      drop(agentId)
+      await store.events.publish(AGENT_TOKENS_CHANNEL, {agentId}).catch((err) => deps.logger.warn({err, agentId}, 'token revocation not announced; other replicas drop the tokens when their cache entries expire'))
     },
 
-    /** Forgets a token a write found revoked (on another replica): its next request reads it. */
-    forget(hash: string): void {
-      cache.delete(hash)
+    close(): void {
+      unsubscribe()
     },
   }
 }

@@ -12,14 +12,8 @@ export interface StatusPatch {
   heartbeatAt: string
 }
 
-/**
- * A pending step: a patch, and the agent tokens (their hashes) of the reports merged into it,
- * checked in the transaction that writes it. Steps of different tokens never merge (but the
- * oldest fold past MAX_STEPS, whose tokens all count).
- */
-interface Step extends StatusPatch {
-  by?: readonly string[]
-}
+/** A pending step: the fields of the reports merged into it. */
+type Step = StatusPatch
 
 /** How long a written batch stays overlaid on reads that began before it committed. */
 const COMMITTED_OVERLAY_MS = 30_000
@@ -45,12 +39,10 @@ export const LIVE_PHASES: ReadonlySet<string> = new Set(['provisioning', 'clonin
  * A report made with `liveOnly` (an agent's own credential) is written only if the agent is live
  * (LIVE_PHASES) when its batch is written: the row is read in the same transaction, once per
  * agent and batch, and the report is refused with 409 `agent_not_running` otherwise (with the
- * other reports on that agent in the batch, whose steps it shares). A report made with
- * `tokenHash` (the agent token its request carried, resolved from a cache) is written only if
- * that token is unrevoked and unexpired then: read in the same transaction, once per token and
- * batch, so a revocation committed on any replica holds at once; a refused one answers 401 and
- * its steps are not written (the same agent's steps of other tokens are). Until checked, such
- * reports are not overlaid on reads, so a refused one never shows.
+ * other reports on that agent in the batch, whose steps it shares). Until checked, such
+ * reports are not overlaid on reads, so a refused one never shows. The caller's credential is
+ * not checked here: the route resolved it (agent-tokens.ts: revocations reach every replica's
+ * cache through the store's events).
  *
  * A read takes `readMark()` before it reads the row. A batch that commits after that mark is
  * still overlaid on that read: on PostgreSQL the read runs on another connection and may have
@@ -67,13 +59,10 @@ export interface StatusWriterOptions {
    * their answer (hooks), throughput follows latency, and 5 ms halved it in the status bench.
    */
   lingerMs?: number
-  /** A token a write refused (revoked, maybe on another replica): drop it from the auth cache. */
-  onRefusedToken?: (tokenHash: string) => void
 }
 
 interface Waiter {
   agentId: string
-  tokenHash?: string
   resolve: () => void
   reject: (err: unknown) => void
 }
@@ -115,14 +104,8 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
     flushing = (async () => {
       // Agents not live when their batch was written: what the refusal says.
       const refused = new Map<string, {name: string; phase: string}>()
-      // Tokens checked in this write (true: still valid), the steps written per agent, and who
-      // had a report in a step that was not written (token hashes; '' for reports without one).
-      const tokens = new Map<string, boolean>()
-      const written = new Map<string, Step[]>()
-      const dropped = new Map<string, Set<string>>()
       try {
-        const nowDate = deps.clock.now()
-        const now = iso(nowDate)
+        const now = iso(deps.clock.now())
         await deps.store.transaction(async (tx) => {
           for (const [agentId, all] of batch) {
             if (check.has(agentId)) {
@@ -134,35 +117,19 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
                 continue
               }
             }
-            for (const step of all) {
-              for (const hash of step.by ?? []) {
-                if (hash === '' || tokens.has(hash)) continue
-                const t = await tx.agents.tokenByHash(hash)
-                tokens.set(hash, !!t && !t.revokedAt && Date.parse(t.expiresAt) > nowDate.getTime())
-              }
-            }
-            const refusedStep = (step: Step) => !!step.by?.some((hash) => hash !== '' && !tokens.get(hash))
-            const steps = all.filter((step) => !refusedStep(step))
-            if (steps.length < all.length) dropped.set(agentId, new Set(all.filter(refusedStep).flatMap((step) => step.by ?? [])))
-            written.set(agentId, steps)
-            for (const p of steps) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, error: p.error, lastHeartbeatAt: p.heartbeatAt}, now)
+            for (const p of all) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, error: p.error, lastHeartbeatAt: p.heartbeatAt}, now)
           }
         })
         epoch += 1
         const at = performance.now()
         // Only what is still in flight: forget() during the write removed an agent on purpose.
         for (const [agentId, steps] of batch) {
-          const done = written.get(agentId)
-          if (inflight.get(agentId) !== steps || !done?.length) continue
-          committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...done])!, epoch, at})
+          if (inflight.get(agentId) !== steps || refused.has(agentId)) continue
+          committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...steps])!, epoch, at})
         }
-        for (const [hash, ok] of tokens) if (!ok) options.onRefusedToken?.(hash)
         for (const w of waiters) {
           const no = refused.get(w.agentId)
           if (no) w.reject(new AppError('agent_not_running', `agent ${no.name} is not running (phase ${no.phase}): its session is not one the Hub holds, so its reports are refused; start it again`, {phase: no.phase}))
-          else if (w.tokenHash && tokens.get(w.tokenHash) === false) w.reject(new AppError('unauthorized', 'agent token revoked or unknown'))
-          // Its report was folded into a step with a refused token's (past MAX_STEPS): not stored.
-          else if (dropped.get(w.agentId)?.has(w.tokenHash ?? '')) w.reject(new AppError('conflict', 'this report was merged with one the Hub refused and is not stored: send it again'))
           else w.resolve()
         }
       } catch (err) {
@@ -228,17 +195,14 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
     /**
      * Queues a report; resolves once the transaction holding it has committed (or once forget()
      * dropped it), rejects when that write failed (the report is still kept for the next round),
-     * with `liveOnly` with 409 `agent_not_running` when the agent was not live then, and with
-     * `tokenHash` with 401 `unauthorized` when that agent token was revoked or expired then. A
+     * and with `liveOnly` with 409 `agent_not_running` when the agent was not live then. A
      * caller that does not wait (a broker's liveness) may ignore the promise.
      */
-    report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}, opts: {liveOnly?: boolean; tokenHash?: string} = {}): Promise<void> {
+    report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}, opts: {liveOnly?: boolean} = {}): Promise<void> {
       const step: Step = {heartbeatAt: patch.heartbeatAt ?? nowIso(), ...defined(patch)}
-      if (opts.tokenHash) step.by = [opts.tokenHash]
       pending.set(agentId, compact([...(pending.get(agentId) ?? []), step]))
-      if (opts.liveOnly || opts.tokenHash) unchecked.add(agentId)
-      const tokenHash = opts.tokenHash
-      const stored = new Promise<void>((resolve, reject) => waiting.push({agentId, tokenHash, resolve, reject}))
+      if (opts.liveOnly) unchecked.add(agentId)
+      const stored = new Promise<void>((resolve, reject) => waiting.push({agentId, resolve, reject}))
       // Handled here so that an ignored promise of a failed write is no unhandled rejection.
       stored.catch(() => {})
       if (eager) schedule()
@@ -299,13 +263,6 @@ function merged(layers: Array<Step | undefined>): Step | undefined {
   return Object.assign({}, ...present) as Step
 }
 
-/** Whether two steps came with the same tokens (or both without one). */
-function sameTokens(a: Step, b: Step): boolean {
-  const x = a.by ?? []
-  const y = b.by ?? []
-  return x.length === y.length && x.every((h, i) => h === y[i])
-}
-
 /**
  * Steps merged where a step keeps the state of the one before (same phase and activity, or
  * either of them a bare heartbeat: later fields win), then at most MAX_STEPS: the oldest fold
@@ -316,15 +273,11 @@ function compact(steps: Step[]): Step[] {
   const bare = (s: Step) => s.phase === undefined && s.activity === undefined
   for (const step of steps) {
     const last = out.at(-1)
-    const same = last && sameTokens(last, step) && (bare(last) || ((step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity)))
+    const same = last && (bare(last) || ((step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity)))
     if (same) out[out.length - 1] = {...last, ...step}
     else out.push(step)
   }
   if (out.length <= MAX_STEPS) return out
   const folded = out.length - MAX_STEPS + 1
-  const oldest = out.slice(0, folded)
-  // Whose reports the folded step holds ('' for those without a token), so that dropping it
-  // (a refused token) answers each of them.
-  const by = [...new Set(oldest.flatMap((s) => s.by ?? ['']))]
-  return [{...merged(oldest)!, by: by.length === 1 && by[0] === '' ? undefined : by}, ...out.slice(folded)]
+  return [merged(out.slice(0, folded))!, ...out.slice(folded)]
 }

@@ -9,14 +9,6 @@ import {DEV_USER} from '../hub-config.js'
 
 export type Authenticated = Omit<CallContext, 'requestId'>
 
-/**
- * `cached`: the route checks the credential again where it writes (the status report), so a
- * resolver may answer from a cache that another replica's revocation does not clear.
- */
-export interface ResolveOptions {
-  cached?: boolean
-}
-
 const unauthorized = (message = 'missing or invalid credential') => new AppError('unauthorized', message)
 
 export const userPrincipal = (u: User): UserPrincipal => ({kind: 'user', id: u.id, email: u.email, displayName: u.displayName, systemAdmin: u.systemAdmin, hubRole: u.hubRole})
@@ -29,7 +21,7 @@ const TOUCH_INTERVAL_MS = 60_000
  * the credential (its prefix and the table it is found in), never from anything the client says.
  * Other credential kinds (agent, broker) register resolvers through `extraResolvers`.
  */
-export function createCredentialResolver(deps: Deps, extraResolvers: Array<(secret: string, opts: ResolveOptions) => Promise<Authenticated | null>> = []) {
+export function createCredentialResolver(deps: Deps, extraResolvers: Array<(secret: string) => Promise<Authenticated | null>> = []) {
   const {store, clock, config} = deps
 
   async function activeUser(id: string): Promise<User> {
@@ -39,7 +31,7 @@ export function createCredentialResolver(deps: Deps, extraResolvers: Array<(secr
     return user
   }
 
-  return async function authenticate(secret: string | undefined | null, opts: ResolveOptions = {}): Promise<Authenticated> {
+  return async function authenticate(secret: string | undefined | null): Promise<Authenticated> {
     if (!secret) throw unauthorized()
     const now = clock.now()
 
@@ -67,7 +59,7 @@ export function createCredentialResolver(deps: Deps, extraResolvers: Array<(secr
     }
 
     for (const resolve of extraResolvers) {
-      const found = await resolve(secret, opts)
+      const found = await resolve(secret)
       if (found) return found
     }
     throw unauthorized()

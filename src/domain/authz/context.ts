@@ -54,9 +54,4 @@ export interface CallContext {
   scopes?: ReadonlySet<string>
   /** The user a broker says it acts for (credential kind `broker_for_user`); grants nothing. */
   forUser?: string
-  /**
-   * The hash of the agent token the request carried (credential kind `agent`): a write that
-   * took the credential from a cache checks it again in its own transaction (status-writer.ts).
-   */
-  tokenHash?: string
 }

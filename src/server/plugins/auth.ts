@@ -22,12 +22,6 @@ declare module 'fastify' {
     auth?: boolean
     /** true: the access-log line of this route is written at debug level (hot or health routes). */
     quietLog?: boolean
-    /**
-     * true: an agent token may resolve from the Hub's cache (no read), because the route's domain
-     * checks it again where it writes (the status report: status-writer.ts). Off elsewhere, so a
-     * revocation on any replica holds at once.
-     */
-    cachedAuth?: boolean
   }
 }
 
@@ -124,7 +118,7 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, ve
         secret = request.cookies?.[SESSION_COOKIE] ?? null
         if (secret) assertSameOrigin(request)
       }
-      return authenticate(secret, {cached: request.routeOptions.config?.cachedAuth === true})
+      return authenticate(secret)
     })
     request.callContext = {...found, requestId: request.id}
   })

@@ -132,7 +132,7 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService, gates: 
     app.post(`${base}/reincarnate`, {schema: {params, body: reincarnateBody}}, async (request) => ({
       agent: await agents.reincarnate(ctxOf(request), ref(request).id, (request.body ?? {}) as {role?: string}, ref(request).projectId),
     }))
-    app.post(`${base}/status`, {config: {quietLog: true, livenessReport: true, cachedAuth: true}, schema: {params, body: statusBody}}, async (request) => {
+    app.post(`${base}/status`, {config: {quietLog: true, livenessReport: true}, schema: {params, body: statusBody}}, async (request) => {
       await agents.reportStatus(ctxOf(request), ref(request).id, request.body as never)
       return {ok: true}
     })
