@@ -6,6 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec, type RuntimeHandle, type TerminalStream} from '../runtime.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {runCommand} from './run-command.js'
+import {defaultServerMayRun} from './tmux-default-socket.js'
 
 // Real tmux on a private server: TMUX_TMPDIR points at this file's own directory, so a user's
 // tmux is never touched and test files run in parallel.
@@ -193,6 +194,8 @@ describe('local tmux runtime (real tmux)', () => {
     await waitFor('a session on the default server', async () => (await runCommand('tmux', ['new-session', '-d', '-s', ref, '-x', '80', '-y', '24', '-e', 'PS1=$ ', '--', ...SHELL], {env})).code === 0)
     const h: RuntimeHandle = {runtime: 'local', ref}
     try {
+      // Where the runtime looks before asking the default server (no socket: no process spawned).
+      expect(await defaultServerMayRun(env)).toBe(true)
       expect(await rt.isRunning(h)).toBe(true)
       expect(await rt.areRunning([h])).toEqual([true])
       await rt.sendKeys(h, {literal: 'echo "legacy-$((6*7))"'})
@@ -206,6 +209,9 @@ describe('local tmux runtime (real tmux)', () => {
     } finally {
       await runCommand('tmux', ['kill-server'], {env})
     }
+    // The server gone, its socket file stays and refuses: no server to ask.
+    await waitFor('the default server gone', async () => !(await defaultServerMayRun(env)))
+    expect(await defaultServerMayRun({...env, TMUX_TMPDIR: join(dir, 'nonexistent')})).toBe(true)
   })
 
   it('refuses agent IDs that are not plain tokens', async () => {

@@ -16,6 +16,7 @@ import {followFile} from './follow-file.js'
 import {CommandError, runCommand, type RunResult} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {listPanes} from './tmux-panes.js'
+import {defaultServerMayRun} from './tmux-default-socket.js'
 import {captureArgs, envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
@@ -355,7 +356,7 @@ export class LocalTmuxRuntime implements Runtime {
       return true
     }
     if (!this.adoptLegacy) return false
-    const old = (await runCommand(this.tmux, args, {env: this.env, timeoutMs: 15_000})).code === 0
+    const old = (await defaultServerMayRun(this.env)) && (await runCommand(this.tmux, args, {env: this.env, timeoutMs: 15_000})).code === 0
     if (old) this.legacy.add(session)
     else this.legacy.delete(session)
     return old

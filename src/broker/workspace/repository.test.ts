@@ -68,6 +68,10 @@ describe("an agent's own repository: made, removed, its branch kept", () => {
     expect(sh(ws.path, 'status', '--porcelain')).toBe('')
     expect(readFileSync(join(ws.path, 'src', 'app.ts'), 'utf8')).toContain('export const a = 1')
     expect(await refusal('bad', 'svc/a..b')).toMatchObject({code: 'workspace_failed'})
+    // Names past the quick check go to git: refused as git refuses them, or made.
+    expect(await refusal('bad', 'svc/x.lock')).toMatchObject({code: 'workspace_failed'})
+    expect(await refusal('bad', 'svc/sub~1')).toMatchObject({code: 'workspace_failed'})
+    expect((await createWorkspace({checkout: repos.checkout, branch: 'svc/v1.2@x'}, paths('dotted')))?.branch).toBe('svc/v1.2@x')
     sh(repos.checkout, 'branch', 'svc/exists')
     expect(await refusal('exists', 'svc/exists')).toMatchObject({code: 'branch_exists', details: {branch: 'svc/exists'}})
     // Paths are the checkout's, whatever directory the project names; a rename names its new path.

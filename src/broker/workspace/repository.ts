@@ -54,24 +54,35 @@ function changedFiles(status: string): string[] {
 }
 
 /**
+ * A branch name whose `refs/heads/<name>` git's check-ref-format accepts for certain: components
+ * of letters, digits, `_` and `-` starting with a letter or digit (no `.`, `@`, `~`, `^`, `:`,
+ * `?`, `*`, `[`, `\\`, space or control character, no empty component). Any other name is asked
+ * of git itself, so this only ever saves a process, never accepts what git refuses.
+ */
+const SURELY_VALID_BRANCH = /^[A-Za-z0-9][A-Za-z0-9_-]*(?:\/[A-Za-z0-9][A-Za-z0-9_-]*)*$/
+
+/**
  * What an agent's repository starts from: the checkout's top directory, its object directory,
  * its branch and commit. Refuses what cannot be one (not a checkout, a detached HEAD, no commit,
  * uncommitted changes) and a branch name that is invalid or taken. Every agent start waits for
- * this, so it is four git processes run at once (one `status` answers the branch, the commit and
- * the changes); the refusals are still decided in this order.
+ * this, so it is at most three git processes run at once (one `rev-parse` answers the places and
+ * whether the branch exists, one `status` the branch, the commit and the changes, and
+ * `check-ref-format` only for a name SURELY_VALID_BRANCH does not vouch for); the refusals are
+ * still decided in this order.
  */
 async function checkoutBase(checkout: string, branch: string): Promise<{root: string; objects: string; baseRef: string; baseCommit: string}> {
   if (!isAbsolute(checkout) || !existsSync(checkout)) throw new WorkspaceRefusal('checkout_invalid', `the project's checkout ${checkout} does not exist on this machine`)
   const opts = {cwd: checkout, timeoutMs: 10_000}
-  const [places, status, refFormat, existing] = await Promise.all([
-    gitRaw(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], opts),
+  const [places, status, refFormat] = await Promise.all([
+    // Prints the two places, then the branch's commit when it exists; exits 1 when it does not
+    // (the places printed all the same), 128 outside a work tree.
+    gitRaw(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--verify', '-q', `refs/heads/${branch}`], opts),
     // Tracked changes only: untracked files (such as the .svc/ that `svc project register` writes) do not count.
     gitRaw(['-c', 'status.relativePaths=false', 'status', '--porcelain=v2', '--branch', '--untracked-files=no'], {...opts, timeoutMs: 30_000}),
-    gitRaw(['check-ref-format', `refs/heads/${branch}`], opts),
-    gitRaw(['rev-parse', '--verify', '-q', `refs/heads/${branch}`], opts),
+    SURELY_VALID_BRANCH.test(branch) ? {code: 0} : gitRaw(['check-ref-format', `refs/heads/${branch}`], opts),
   ])
-  const [root, common] = places.stdout.toString().split('\n')
-  if (places.code !== 0 || !root || !common) throw new WorkspaceRefusal('checkout_invalid', `${checkout} is not a git checkout (git rev-parse: ${places.stderr || 'failed'})`)
+  const [root, common, existing] = places.stdout.toString().split('\n')
+  if ((places.code !== 0 && places.code !== 1) || !root || !common) throw new WorkspaceRefusal('checkout_invalid', `${checkout} is not a git checkout (git rev-parse: ${places.stderr || 'failed'})`)
   if (status.code !== 0) throw new GitError(`git status failed: ${status.stderr || `exit code ${status.code}`}`, status)
   const text = status.stdout.toString()
   const header = (key: string) => new RegExp(`^# branch\\.${key} (.*)$`, 'm').exec(text)?.[1]
@@ -85,7 +96,7 @@ async function checkoutBase(checkout: string, branch: string): Promise<{root: st
   }
   if (refFormat.code !== 0) throw new WorkspaceRefusal('workspace_failed', `${branch} is not a valid branch name`)
   // The branch comes back to the checkout when the agent is merged or deleted: it must be free.
-  if (existing.code === 0) {
+  if (places.code === 0 && existing) {
     throw new WorkspaceRefusal('branch_exists', `the branch ${branch} already exists in ${root}: delete it (git branch -D ${branch}) or give the agent another name`, {branch})
   }
   return {root, objects: realpathSync(join(common, 'objects')), baseRef, baseCommit}
