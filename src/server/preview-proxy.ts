@@ -129,6 +129,8 @@ export function relayHttp(request: FastifyRequest, reply: FastifyReply, stream: 
         fail(502, err instanceof MalformedAnswer ? err.message : `the agent's answer could not be relayed: ${(err as Error).message}`)
       }
     }
+    // The browser left while the port was being opened: its close has passed already.
+    if (req.socket.destroyed) return settle()
     stream.on('data', take)
     stream.on('end', () => {
       if (settled) return
@@ -178,6 +180,8 @@ export function upgradeHead(request: FastifyRequest, t: PreviewTarget): Buffer {
 
 /** Joins an upgraded client socket to `stream` (the agent's server answers the handshake itself). */
 export function relayUpgrade(socket: Duplex, head: Buffer, stream: Duplex, requestHead: Buffer): void {
+  // The client left while the port was being opened: its close has passed already.
+  if (socket.destroyed) return void stream.destroy()
   stream.write(requestHead)
   if (head.length) stream.write(head)
   socket.on('error', () => stream.destroy())

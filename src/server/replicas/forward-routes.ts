@@ -1,10 +1,10 @@
 import type {} from '@fastify/websocket'
-import type {Duplex} from 'node:stream'
 import type {FastifyInstance, FastifyRequest} from 'fastify'
 import {createWebSocketStream} from 'ws'
 import {AppError} from '../../api/app-error.js'
 import type {TunnelStream} from '../../domain/brokers/gateway.js'
 import type {TunnelRegistry} from '../tunnel/tunnel-registry.js'
+import {holdForUpgrade, takeHeld} from '../upgrade-hold.js'
 import {FORWARD_CONTENT_TYPE, FORWARD_DUPLEX_PATH, FORWARD_REQUEST_PATH, FORWARD_STREAM_PATH, type StreamControl} from './forward-client.js'
 
 type Verify = (headers: Record<string, string | string[] | undefined>, method: string, url: string, body: string) => string
@@ -36,7 +36,6 @@ export function forwardRoutes(deps: {tunnels: TunnelRegistry; verify: Verify}) {
   // Requests whose signature was checked over the exact bytes of their body.
   const verified = new WeakSet<FastifyRequest>()
   const streams = new WeakMap<FastifyRequest, TunnelStream | AppError>()
-  const duplexes = new WeakMap<FastifyRequest, Duplex>()
 
   return async (root: FastifyInstance) => {
     await root.register(async (app) => {
@@ -134,14 +133,16 @@ export function forwardRoutes(deps: {tunnels: TunnelRegistry; verify: Verify}) {
         },
         preHandler: async (request) => {
           const op = opOf(request)
-          duplexes.set(request, await tunnels.openDuplex((request.params as {brokerId: string}).brokerId, op.method, op.params))
+          // Closed with the caller's socket unless the upgrade hands it to wsHandler.
+          holdForUpgrade(request, await tunnels.openDuplex((request.params as {brokerId: string}).brokerId, op.method, op.params))
         },
         handler: async (request, reply) => {
-          duplexes.get(request)?.destroy()
+          takeHeld(request)?.destroy()
           return reply.code(426).header('upgrade', 'websocket').send({error: {code: 'invalid_request', message: 'a forwarded byte stream needs a WebSocket upgrade', requestId: request.id}})
         },
         wsHandler: (socket, request) => {
-          const stream = duplexes.get(request)!
+          const stream = takeHeld(request)
+          if (!stream) return socket.close(1011, 'no stream')
           const ws = createWebSocketStream(socket)
           // A clean end is passed on by pipe (the WebSocket closes after its last bytes are
           // sent); only a failure on either side cuts the other at once.

@@ -1,4 +1,3 @@
-import type {Duplex} from 'node:stream'
 import type {FastifyInstance, FastifyRequest} from 'fastify'
 import {createWebSocketStream} from 'ws'
 import {AppError} from '../../api/app-error.js'
@@ -8,14 +7,8 @@ import {TOKEN_SEGMENT} from '../../domain/ports/preview-token.js'
 import type {PortsService} from '../../domain/ports/ports-service.js'
 import {ctxOf, SESSION_COOKIE} from '../plugins/auth.js'
 import {preflight, relayHttp, relayUpgrade, upgradeHead, type PreviewTarget} from '../preview-proxy.js'
+import {holdForUpgrade, takeHeld} from '../upgrade-hold.js'
 import {isUpgrade} from './agent-streams.js'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** A connection to an agent's port opened before the WebSocket upgrade (`svc agent forward`). */
-    portStream?: Duplex
-  }
-}
 
 const PREVIEW = /^\/agents\/([^/?#]+)\/ports\/(\d{1,5})(\/[^?#]*)?$/
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
@@ -50,14 +43,17 @@ export function agentPortRoutes(ports: PortsService, authenticate: Authenticate)
       schema: {params: {type: 'object', required: ['id', 'port'], properties: {id: {type: 'string', minLength: 1}, port: {type: 'integer', minimum: 1, maximum: 65535}}}},
       preHandler: async (request) => {
         const p = request.params as {id: string; port: number}
-        request.portStream = (await ports.connect(ctxOf(request), p.id, p.port)).stream
+        // Opened before the upgrade (a refusal answers it); closed with the caller's socket
+        // unless the upgrade hands it to wsHandler.
+        holdForUpgrade(request, (await ports.connect(ctxOf(request), p.id, p.port)).stream)
       },
       handler: async (request, reply) => {
-        request.portStream?.destroy()
+        takeHeld(request)?.destroy()
         return reply.code(426).header('upgrade', 'websocket').send({error: {code: 'invalid_request', message: 'a port connection needs a WebSocket upgrade', requestId: request.id}})
       },
       wsHandler: (socket, request) => {
-        const stream = request.portStream!
+        const stream = takeHeld(request)
+        if (!stream) return socket.close(1011, 'no stream')
         const ws = createWebSocketStream(socket)
         ws.on('error', () => stream.destroy())
         stream.on('close', () => ws.destroy())
