@@ -2,6 +2,8 @@ import {readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import {manifestText, MANIFEST_FILE} from '../../scripts/manifest.mjs'
 import {COMMANDS} from '../../src/cli/commands.js'
+// @ts-expect-error: a build script in plain JavaScript (no declarations)
+import {readRegistry} from '../../scripts/dev-lazy-registry.mjs'
 
 const cliDoc = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8')
 const words = (id: string) => id.replace(/:/g, ' ')
@@ -76,5 +78,29 @@ describe('oclif.manifest.json', () => {
     )
     const args = Object.entries(cmd.args).map(([name, a]) => (a.required ? name.toUpperCase() : `[${name.toUpperCase()}]`))
     expect({args, flags}).toMatchSnapshot()
+  })
+})
+
+// Both bundles rewrite src/cli/commands.ts into a lazy registry from what readRegistry reads of
+// its text (scripts/dev-lazy-registry.mjs, used by scripts/build-binary.mjs too): it must read
+// exactly the registry TypeScript evaluates, each id naming the module of the class COMMANDS holds.
+describe('the command registry as the builds read it', () => {
+  const source = new URL('../../src/cli/commands.ts', import.meta.url)
+  const entries = readRegistry(readFileSync(source, 'utf8')) as Array<{id: string; from: string}>
+
+  it('has every id of COMMANDS, in order, and no other', () => {
+    expect(entries.map((e) => e.id)).toEqual(Object.keys(COMMANDS))
+  })
+
+  it('names, for each id, the module of the class COMMANDS holds', async () => {
+    for (const {id, from} of entries) {
+      const mod = (await import(new URL(from.replace(/\.js$/, '.ts'), source).href)) as {default: unknown}
+      expect(mod.default, id).toBe((COMMANDS as Record<string, unknown>)[id])
+    }
+  })
+
+  it('refuses a registry it cannot read whole', () => {
+    const text = readFileSync(source, 'utf8').replace(/^(\s*)('[^']+'|\w+): (\w+),$/m, '$1$2: $3, // moved')
+    expect(() => readRegistry(text)).toThrow(/could not read every COMMANDS entry/)
   })
 })

@@ -147,6 +147,39 @@ describe('the single executable, alone in an empty directory', () => {
     }
   })
 
+  it('svc agent create runs from its quick bundle (no CLI bundle compiled); what it is not sure of goes to oclif', async () => {
+    const got: Array<{method: string; url: string; body: unknown}> = []
+    const agent = {id: 'a-1', name: 'fix', phase: 'running'}
+    const receiver = http.createServer((req, res) => {
+      let body = ''
+      req.on('data', (d) => (body += d))
+      req.on('end', () => {
+        got.push({method: req.method ?? '', url: req.url ?? '', body: JSON.parse(body)})
+        res.writeHead(201, {'content-type': 'application/json'}).end(JSON.stringify({agent}))
+      })
+    })
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+    try {
+      const createEnv = {...env, SVC_HUB_ENDPOINT: `http://127.0.0.1:${(receiver.address() as {port: number}).port}`, SVC_AUTH_TOKEN: 'svc_usr_smoke', SVC_SEA_CODE_CACHE_CHECK: '1'}
+      const child = spawn(svc, ['agent', 'create', 'fix', '--harness', 'shell', '--project', 'p1', 'the task', '--json'], {cwd: join(work, 'cwd'), env: createEnv, stdio: ['ignore', 'pipe', 'pipe']})
+      let stdout = ''
+      let stderr = ''
+      child.stdout!.on('data', (d) => (stdout += d))
+      child.stderr!.on('data', (d) => (stderr += d))
+      expect(await new Promise((r) => child.on('exit', r))).toBe(0)
+      expect(stderr).toBe('')
+      expect(JSON.parse(stdout)).toEqual({agent})
+      expect(got).toEqual([{method: 'POST', url: '/api/v1/agents', body: {name: 'fix', projectId: 'p1', harnessConfig: 'shell', task: 'the task'}}])
+      // --help is oclif's: the CLI bundle is compiled (and says so under SVC_SEA_CODE_CACHE_CHECK).
+      const help = run(['agent', 'create', '--help'], {SVC_SEA_CODE_CACHE_CHECK: '1'})
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain('$ svc agent create')
+      expect(help.stderr).toBe('svc code cache accepted\n')
+    } finally {
+      receiver.close()
+    }
+  })
+
   it('--version names svc, its version and the Node it embeds', () => {
     expect(readdirSync(join(work, 'bin'))).toEqual(['svc'])
     const r = run(['--version'])
