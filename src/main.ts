@@ -187,7 +187,7 @@ export async function createHub(bootstrap: Bootstrap, opts: HubOptions = {}): Pr
     })
     await telemetry.start()
     deps.telemetry = telemetry.emit
-    const services = createServices(deps, {gateway: replicas.gateway, agentSettings: async () => settings.agentSettings(), settings, secretsKey, openDuplex: replicas.openDuplex})
+    const services = createServices(deps, {gateway: replicas.gateway, agentSettings: async () => settings.agentSettings(), settings, secretsKey})
     // Agent events: this replica's feed of the log, the SSE route, and webhook notifications.
     await services.agentFeed.start()
     const heartbeatMs = Number(env.SVC_EVENTS_HEARTBEAT_MS) || undefined

@@ -1,6 +1,4 @@
-import type {Duplex} from 'node:stream'
 import type {FastifyInstance} from 'fastify'
-import {AppError} from '../api/app-error.js'
 import {createAccessTokens, type AccessTokens} from './auth/access-tokens.js'
 import {createCredentialResolver, type Authenticate} from './auth/credentials.js'
 import {createSessions, type Sessions} from './auth/sessions.js'
@@ -74,14 +72,15 @@ export interface Services {
 }
 
 export interface ServiceOptions {
-  /** How the domain reaches brokers (the Hub's tunnel registry). */
+  /**
+   * How the domain reaches brokers, the one seam for requests, streams and agents' port byte
+   * streams alike: this process's tunnels, else the replica holding the broker (replicas.ts).
+   */
   gateway: BrokerGateway
   agentSettings: AgentSettingsSource
   settings?: SettingsService
   /** The Hub's secrets key (sealing.ts), loaded on first use: broker secrets are sealed with it. */
   secretsKey: () => Buffer
-  /** Byte streams with flow control to brokers this process holds (the tunnel registry's openDuplex): agents' ports. */
-  openDuplex?: (brokerId: string, method: string, params: unknown) => Promise<Duplex>
 }
 
 export function createServices(deps: Deps, opts: ServiceOptions): Services {
@@ -118,7 +117,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     hookReports: createHookReports(deps, agents),
     review: createReviewService(deps, {access, gateway: opts.gateway}),
     approvals,
-    ports: createPortsService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings, openDuplex: opts.openDuplex ?? noDuplex, previewKey: opts.secretsKey}),
+    ports: createPortsService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings, previewKey: opts.secretsKey}),
     teams: createTeamsService(deps, {access, view: (r) => agentView(r, status.pendingFor(r.id), deps.clock.now().getTime())}),
     templates: createTemplatesService(deps, access),
     messages: createMessagesService(deps, {access, gateway: opts.gateway, settings: opts.agentSettings}),
@@ -140,9 +139,4 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     ping: () => deps.store.ping(),
     routePlugins: [],
   }
-}
-
-/** Without a tunnel registry (tests of the domain alone), no broker's byte stream is reachable. */
-const noDuplex = async (brokerId: string): Promise<never> => {
-  throw new AppError('broker_unavailable', `broker ${brokerId} is not connected to this Hub process`)
 }

@@ -1,3 +1,5 @@
+import type {Duplex} from 'node:stream'
+
 /**
  * The port through which the domain commands brokers. The Hub implements it with the tunnel
  * registry (src/server/tunnel); the domain never sees a WebSocket.
@@ -17,6 +19,11 @@ export interface BrokerGateway {
   /** One request over the tunnel; rejects with AppError on a broker error or timeout. */
   request<T>(brokerId: string, method: string, params: unknown, timeoutMs?: number): Promise<T>
   openStream(brokerId: string, method: string, params: unknown): Promise<TunnelStream>
+  /**
+   * A byte stream with flow control (an agent's port: previews, `svc agent forward`); rejects
+   * with the broker's refusal (`broker_error`, `details.brokerCode`) or `broker_timeout`.
+   */
+  openDuplex(brokerId: string, method: string, params: unknown): Promise<Duplex>
 }
 
 /**
@@ -27,6 +34,7 @@ export interface RemoteBrokers {
   capabilities(brokerId: string): string[] | null
   request<T>(brokerId: string, method: string, params: unknown, timeoutMs?: number): Promise<T>
   openStream(brokerId: string, method: string, params: unknown): Promise<TunnelStream>
+  openDuplex(brokerId: string, method: string, params: unknown): Promise<Duplex>
 }
 
 /**
@@ -41,5 +49,6 @@ export function forwardingGateway(local: BrokerGateway, remote: RemoteBrokers): 
     capabilities: (brokerId) => local.capabilities(brokerId) ?? remote.capabilities(brokerId),
     request: (brokerId, method, params, timeoutMs) => (viaRemote(brokerId) ? remote : local).request(brokerId, method, params, timeoutMs),
     openStream: (brokerId, method, params) => (viaRemote(brokerId) ? remote : local).openStream(brokerId, method, params),
+    openDuplex: (brokerId, method, params) => (viaRemote(brokerId) ? remote : local).openDuplex(brokerId, method, params),
   }
 }

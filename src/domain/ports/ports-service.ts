@@ -30,8 +30,6 @@ export interface PortsServiceDeps {
   access: AgentAccess
   gateway: BrokerGateway
   settings: AgentSettingsSource
-  /** A byte stream with flow control to a broker (tunnel-duplex.ts), through the replica holding its tunnel. */
-  openDuplex: (brokerId: string, method: string, params: unknown) => Promise<Duplex>
   /** The key preview tokens are signed with (the Hub's secrets key: the same on every replica). */
   previewKey: () => Buffer
 }
@@ -91,13 +89,13 @@ export function createPortsService(deps: Deps, a: PortsServiceDeps) {
     /**
      * A connection to the agent's `port` (`svc agent forward`, and previews once `preview`
      * allowed them). 404 when it does not listen there. Through any replica: when another
-     * replica holds the broker's tunnel, `openDuplex` relays the stream through it (authorized
+     * replica holds the broker's tunnel, the gateway relays the stream through it (authorized
      * here first, like every forwarded operation).
      */
     async connect(ctx: CallContext, ref: string, port: number): Promise<{agent: AgentRecord; stream: Duplex}> {
       if (!Number.isInteger(port) || port < 1 || port > 65535) throw new AppError('validation_error', 'port must be an integer from 1 to 65535', {field: 'port'})
       const agent = await runningAgent(ctx, ref)
-      const stream = await a.openDuplex(agent.brokerId!, 'agent.port', {agentId: agent.id, port}).catch((err) => translate(err, port))
+      const stream = await a.gateway.openDuplex(agent.brokerId!, 'agent.port', {agentId: agent.id, port}).catch((err) => translate(err, port))
       return {agent, stream}
     },
 

@@ -1,4 +1,3 @@
-import type {Duplex} from 'node:stream'
 import type {FastifyInstance} from 'fastify'
 import type {Logger} from 'pino'
 import {forwardingGateway, type BrokerGateway, type RemoteBrokers} from '../../domain/brokers/gateway.js'
@@ -14,13 +13,11 @@ import {ReplicaDirectory, type DirectoryTimings} from './replica-directory.js'
 export interface Replicas {
   /** This replica's directory entry (its id, and who holds which broker). */
   directory: ReplicaDirectory
-  /** The gateway the domain uses: local tunnels first, else the holding replica. */
-  gateway: BrokerGateway
   /**
-   * A byte stream with flow control to a broker (an agent's port: previews, `svc agent
-   * forward`): this replica's own tunnel when it holds the broker, else through the holder.
+   * The gateway the domain uses: local tunnels first, else the holding replica. Requests,
+   * streams and byte streams (an agent's port) all choose the same way.
    */
-  openDuplex(brokerId: string, method: string, params: unknown): Promise<Duplex>
+  gateway: BrokerGateway
   /** The internal routes other replicas forward to. */
   routes: (app: FastifyInstance) => Promise<void>
   /** Publishes this replica (its broker lease holder id) at `url`, what the others call it at. */
@@ -44,13 +41,11 @@ export function createReplicas(deps: {replicas: ReplicasRepo; clock: Clock; logg
     capabilities: (brokerId) => directory.holderOf(brokerId)?.capabilities ?? null,
     request: (brokerId, method, params, timeoutMs) => client.request(holder(brokerId), method, params, timeoutMs),
     openStream: (brokerId, method, params) => client.openStream(holder(brokerId), method, params),
+    openDuplex: (brokerId, method, params) => client.openDuplex(holder(brokerId), method, params),
   }
   return {
     directory,
     gateway: forwardingGateway(deps.tunnels, remote),
-    // As the gateway chooses: a broker neither holds gets the local tunnels' 503.
-    openDuplex: (brokerId, method, params) =>
-      !deps.tunnels.isConnected(brokerId) && directory.holderOf(brokerId) ? client.openDuplex(holder(brokerId), method, params) : deps.tunnels.openDuplex(brokerId, method, params),
     routes: forwardRoutes({tunnels: deps.tunnels, verify: replicaVerifier(deps.secretsKey, () => directory.id)}),
     start: (holderId, url) => directory.start(holderId, url),
     close: () => directory.close(),
