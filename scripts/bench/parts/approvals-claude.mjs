@@ -8,8 +8,11 @@
 // the same clock) to the command's start. Split per sample: the decision route's answer; the
 // hook learning the decision (its SVC_HOOK_TRACE line, written as its long-poll returned); from
 // there to the command (the hook printing and exiting, Claude Code reading its answer, its Bash
-// tool's shell starting the command). Printed, never asserted.
-import {copyFileSync, existsSync, readFileSync} from 'node:fs'
+// tool's shell starting the command). And the CPU Claude Code's process tree spent from the
+// decision to the command (/proc: its own, its live descendants' and its reaped children's, so a
+// hook that exits in between counts once): on a machine with C cores, N such decisions at once
+// take at least N * cpu / C of wall time whatever svc does. Printed, never asserted.
+import {copyFileSync, existsSync, readdirSync, readFileSync, readlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {until} from '../lib.mjs'
 
@@ -26,6 +29,50 @@ export function approvalsScript(rounds) {
     if (done >= rounds) return {text: 'Done.'}
     return {tool: {name: 'Bash', input: {command: `date +%s%N > ${ROUND_FILE(done)}`, description: `write round ${done}'s start time`}}}
   }
+}
+
+/** Every process's [ppid, own CPU ms, reaped children's CPU ms], from /proc (CLK_TCK 100). */
+function processTable() {
+  const table = new Map()
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      // After the command's name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+      table.set(Number(d), [Number(f[1]), (Number(f[11]) + Number(f[12])) * 10, (Number(f[13]) + Number(f[14])) * 10])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return table
+}
+
+/** CPU ms of `pid` and its descendants, live and reaped. */
+function treeCpu(pid, table = processTable()) {
+  let total = 0
+  const todo = [pid]
+  while (todo.length) {
+    const p = todo.pop()
+    const row = table.get(p)
+    if (!row) continue
+    total += row[1] + row[2]
+    for (const [child, r] of table) if (r[0] === p) todo.push(child)
+  }
+  return total
+}
+
+/** The Claude Code process working in `dir` (its cwd), found in /proc. */
+function claudePid(dir) {
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      if (readlinkSync(`/proc/${d}/cwd`) === dir && readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0')[0].endsWith('claude')) return Number(d)
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return undefined
 }
 
 /** The hook's trace line for `approvalId` (the decision as its long-poll learned it), if written. */
@@ -96,6 +143,22 @@ export async function claudeApprovalsPart({api, project, model, trace, debug, ag
       }, 300_000, `${count} pending approvals of round ${round}`, 50)
       const loadAt = load()
       const sent = []
+      // Each agent's Claude Code tree CPU before the decisions (one /proc read, so reading it
+      // delays no decision), then when its command has started (a watcher per agent, 20 ms polls:
+      // the first sight of the file). Claude Code idles at its dialog meanwhile.
+      const cpuAt = new Map()
+      for (const a of agents) a.pid ??= claudePid(a.dir)
+      const table = processTable()
+      for (const a of agents) if (a.pid) cpuAt.set(a.id, treeCpu(a.pid, table))
+      const watchers = new Map(
+        agents.map((a) => [
+          a.id,
+          until(async () => existsSync(join(a.dir, file)) || undefined, 120_000, `${file} of ${a.id}`, 20).then(
+            () => (a.pid ? treeCpu(a.pid) : NaN),
+            () => NaN,
+          ),
+        ]),
+      )
       // In turn, each as soon as the previous one was answered: the later ones wait meanwhile.
       for (const approval of pending) {
         const at = Date.now()
@@ -104,6 +167,7 @@ export async function claudeApprovalsPart({api, project, model, trace, debug, ag
       }
       for (const s of sent) {
         const agent = agents.find((a) => a.id === s.approval.agentId)
+        const cpu = (await watchers.get(agent.id)) - (cpuAt.get(agent.id) ?? NaN)
         const ns = await until(async () => readFileSync(join(agent.dir, file), 'utf8').trim(), 120_000, `${file} of ${agent.id}`, 20).catch(() => null)
         const learned = hookLearned(join(agent.dir, trace), s.approval.id)
         if (ns === null) {
@@ -112,7 +176,7 @@ export async function claudeApprovalsPart({api, project, model, trace, debug, ag
           continue
         }
         const ran = Number(BigInt(ns) / 1000n) / 1000
-        samples.push({agent, round, ran, learnedAt: learned?.answeredAt, total: ran - s.at, route: s.answered - s.at, hook: learned ? learned.answeredAt - s.at : NaN, after: learned ? ran - learned.answeredAt : NaN})
+        samples.push({agent, round, ran, cpu, learnedAt: learned?.answeredAt, total: ran - s.at, route: s.answered - s.at, hook: learned ? learned.answeredAt - s.at : NaN, after: learned ? ran - learned.answeredAt : NaN})
       }
       if (missed.length) break
       out(`  round ${round + 1}: ${count} pending, decided; decision -> command started: median ${ms(pct(samples.slice(-count).map((s) => s.total), 50))}, max ${ms(Math.max(...samples.slice(-count).map((s) => s.total)))} (load ${loadAt})`)
@@ -135,6 +199,9 @@ export async function claudeApprovalsPart({api, project, model, trace, debug, ag
   row('the decision route answered', col('route'))
   row("the hook's long-poll returned it (svc)", col('hook'))
   row('hook answer -> command started (Claude Code)', col('after'))
+  out(`  CPU of Claude Code's process tree from the decision to the command (ms; the first Bash call of a session makes its shell snapshot):`)
+  row('first call of the session', samples.filter((s) => s.round === 0).map((s) => s.cpu).filter(Number.isFinite))
+  row('later calls', samples.filter((s) => s.round > 0).map((s) => s.cpu).filter(Number.isFinite))
   const total = col('total')
   const [p50, p99] = [pct(total, 50), pct(total, 99)]
   out(`approvals (Claude Code): ${count} agents waiting at once, ${total.length} decisions; decision -> command started: median ${ms(p50)} (target <= 300 ms: ${verdict(p50 <= 300)}), p99 ${ms(p99)} (target <= 1000 ms: ${verdict(p99 <= 1000 && !missed.length)})${missed.length ? `; ${missed.length} allowed commands never ran` : ''}; load ${load()}`)
