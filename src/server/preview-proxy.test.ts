@@ -40,10 +40,16 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
   const agentSeen: Array<{method: string; url: string; headers: http.IncomingHttpHeaders; body: string}> = []
   const stream = {blocked: false, written: 0}
   let lastReply: FastifyReply | null = null
+  /** Connections the route opened to the agent, and a gate it waits at between opening and relaying. */
+  const opened: net.Socket[] = []
+  let gate: Promise<void> = Promise.resolve()
+  let routeWaiting = false
 
   beforeAll(async () => {
     agent = http.createServer((req, res) => {
       const chunks: Buffer[] = []
+      // A long poll that never answers.
+      if (req.url === '/hang') return
       if (req.url === '/endless') {
         // Writes until the relay stops reading it (a browser that does not read).
         const piece = Buffer.alloc(64 * 1024, 'e')
@@ -90,7 +96,11 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
       const {target} = request.params as {target: string}
       const port = ((target === 'raw' ? raw : agent).address() as AddressInfo).port
       const socket = net.connect({port, host: '127.0.0.1'})
+      opened.push(socket)
       lastReply = reply
+      routeWaiting = true
+      await gate
+      routeWaiting = false
       const path = request.url.slice(`/p/${target}`.length)
       await relayHttp(request, reply, socket, {prefix: `/p/${target}`, path, port})
     })
@@ -152,6 +162,21 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
     await expect(fetchVia(hubPort, '/p/raw/x')).rejects.toThrow(/aborted|socket hang up/)
     rawAnswer = 'not http at all\r\n\r\n'
     expect((await fetchVia(hubPort, '/p/raw/x')).status).toBe(502)
+  })
+
+  it('closes the agent connection (a long poll) when the browser left while it was being opened', async () => {
+    let open: () => void = () => {}
+    gate = new Promise<void>((r) => (open = r))
+    const client = net.connect(hubPort, '127.0.0.1')
+    client.on('error', () => {})
+    client.write('GET /p/agent/hang HTTP/1.1\r\nhost: x\r\n\r\n')
+    await waitFor(() => routeWaiting)
+    const socket = opened.at(-1)!
+    client.destroy()
+    await waitFor(() => lastReply!.request.raw.socket.destroyed)
+    open()
+    gate = Promise.resolve()
+    await waitFor(() => socket.destroyed)
   })
 
   it('stops reading the agent\'s server while the browser does not read, within about 1 MiB held', async () => {
