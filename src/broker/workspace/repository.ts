@@ -162,23 +162,22 @@ async function fromRemote(remote: string, branch: string, paths: AgentRepoPaths)
   }
 }
 
-/** Makes an empty repository borrowing `rec.objects`, runs `fill`, writes the record; undoes all on failure. */
+/**
+ * Makes an empty repository borrowing `rec.objects`, runs `fill`, writes the record; undoes all on
+ * failure. svc's own repository (`review/<id>.git`) is not made here: every host read makes it
+ * first (prepareHostRead, ensureHostRepo), and an agent's start, which waits for this, spares
+ * the git process.
+ */
 async function make(paths: AgentRepoPaths, rec: AgentRepoRecord, fill: () => Promise<AgentWorkspace>, branch: string): Promise<AgentWorkspace> {
   await mkdirs(paths)
-  // svc's own repository is independent of the agent's: made while the agent's is filled.
-  const hostRepo = ensureHostRepo(paths, rec)
-  hostRepo.catch(() => {}) // awaited below; handled now so a failure meanwhile is not an unhandled rejection
   try {
     await git(['init', '-q', '--template=', `--initial-branch=${branch}`, `--separate-git-dir=${paths.gitDir}`, paths.workdir], {cwd: dirname(paths.workdir), untrusted: true})
     await mkdir(join(paths.gitDir, 'objects', 'info'), {recursive: true})
     writeFileSync(join(paths.gitDir, 'objects', 'info', 'alternates'), rec.alternates)
     const ws = await fill()
-    await hostRepo
     writeRecord(paths, rec)
     return ws
   } catch (err) {
-    // Nothing is removed while the other half may still be writing.
-    await hostRepo.catch(() => {})
     await removeAll(paths)
     if (err instanceof WorkspaceRefusal) throw err
     throw new WorkspaceRefusal('workspace_failed', `making the agent's repository failed: ${(err as Error).message}`)
