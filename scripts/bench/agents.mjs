@@ -8,7 +8,9 @@
 //    harness's first model request carrying that task, median of BENCH_RUNS (5) runs. Target
 //    <= 1.5 s. Also when Claude Code's program ran (its exec, watched in /proc), to split svc's
 //    share from Claude Code's own start (target <= 150 ms), and that share split in steps
-//    (startMarks: the CLI's request at a relay in front of the Hub, file birth times, /proc).
+//    (startMarks: the CLI's request at a relay in front of the Hub, file birth times, /proc),
+//    and the CPU time of each start (the CLI; the Hub and broker with their git and tmux).
+//    The CLI is dist/svc when built, else node bin/run.js (BENCH_CLI=run.js picks that one).
 // 2. hook: latency of one hook's status report, `svc hook claude PreToolUse` with a payload on
 //    stdin (through dist/svc when `npm run build:binary` made it, and through bin/run.js), vs
 //    `node -e 0`, interleaved in the same run, BENCH_HOOK_RUNS (20) each. Target: median <= 2x.
@@ -35,7 +37,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {register} from 'tsx/esm/api'
 import {freePort, requestJson, treeRssKb as rssWithout, until} from './lib.mjs'
-import {requestRelay, START_STEPS, startMarks, watchExec} from './parts/agent-start-marks.mjs'
+import {cpuMs, requestRelay, START_STEPS, startMarks, watchExec} from './parts/agent-start-marks.mjs'
 
 register()
 const {startAnthropicServer, userText} = await import('../../test/helpers/model-servers/anthropic.ts')
@@ -74,9 +76,15 @@ async function startupPart({api, project, cliEnv, hubUrl, model, removeAgent}) {
   const times = []
   const execs = []
   const steps = START_STEPS.map(() => [])
+  // CPU per start: the CLI (a child the bench waits for), and the Hub with its co-located broker
+  // and the git and tmux processes they ran, from the CLI's spawn to Claude Code's exec.
+  const cliCpu = []
+  const hubCpu = []
   try {
     for (let i = 0; i < RUNS; i++) {
       const marker = `bench startup task ${i} ${Date.now()}`
+      const hubCpu0 = cpuMs(hub.pid)
+      const cliCpu0 = cpuMs(process.pid, {own: false})
       const t0 = performance.now()
       const startedAt = Date.now()
       const child = spawn(cli[0], [...cli.slice(1), 'agent', 'create', `start${i}`, '--harness', 'claude', '--project', project.id, marker, '--json'], {env: {...cliEnv, SVC_HUB_ENDPOINT: relay.url}, stdio: ['ignore', 'pipe', 'pipe']})
@@ -87,10 +95,12 @@ async function startupPart({api, project, cliEnv, hubUrl, model, removeAgent}) {
       child.stderr.on('data', (d) => (stderr += d))
       const status = await new Promise((r) => child.on('close', r))
       const cliMs = performance.now() - t0
+      cliCpu.push(cpuMs(process.pid, {own: false}) - cliCpu0)
       if (status !== 0) throw new Error(`svc agent create failed (${status}): ${stderr}${stdout}`)
       const agent = JSON.parse(stdout).agent
       const panePid = Number(tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim())
       await until(async () => exec.seen(), 60_000, `Claude Code's process of start${i}`).catch(() => {})
+      hubCpu.push(cpuMs(hub.pid) - hubCpu0)
       const first = await model.waitForRequest((q) => q.method === 'POST' && q.path.startsWith('/v1/messages') && JSON.stringify(q.body ?? '').includes(marker), FIRST_REQUEST_MS, `the first model request of start${i}`).catch((err) => {
         throw new Error(`${err.message}\nthe agent's terminal:\n${tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout}`)
       })
@@ -108,6 +118,7 @@ async function startupPart({api, project, cliEnv, hubUrl, model, removeAgent}) {
   out(`startup: median ${ms(median(times))}, best ${ms(sorted(times)[0])} over ${RUNS} runs (target <= 1500 ms: ${verdict(median(times) <= 1500)})`)
   out(`  svc's share, until Claude Code's program ran: median ${ms(median(execs))} (target <= 150 ms: ${verdict(median(execs) <= 150)}), of which (medians; /proc marks have a 10 ms clock):`)
   START_STEPS.forEach(([name], k) => out(`    ${name.padEnd(48)} ${ms(median(steps[k].filter(Number.isFinite)))}`))
+  out(`  CPU per start (medians, 10 ms ticks): svc agent create ${ms(median(cliCpu))}; Hub and broker with their git and tmux processes ${ms(median(hubCpu))}`)
 }
 
 const work = mkdtempSync(join(tmpdir(), 'svc-bench-agents-'))
@@ -133,7 +144,8 @@ Object.assign(env, {
 })
 // The broker's tmux server is on its own socket (-L svc, src/broker/runtimes/tmux-args.ts).
 const tmux = (...args) => spawnSync('tmux', ['-L', 'svc', ...args], {env, encoding: 'utf8'})
-const cli = existsSync(BINARY) ? [BINARY] : [process.execPath, join(ROOT, 'bin', 'run.js')]
+// The CLI a user runs: the executable when `npm run build:binary` made it (BENCH_CLI=run.js: node bin/run.js).
+const cli = existsSync(BINARY) && process.env.BENCH_CLI !== 'run.js' ? [BINARY] : [process.execPath, join(ROOT, 'bin', 'run.js')]
 
 const model = await startAnthropicServer()
 const children = []

@@ -121,3 +121,16 @@ export async function requestRelay(hubUrl) {
   await new Promise((r) => server.listen(0, '127.0.0.1', r))
   return {url: `http://127.0.0.1:${server.address().port}`, arrivals, close: () => new Promise((r) => server.close(r))}
 }
+
+/**
+ * CPU time (ms, 10 ms ticks) a process used, from /proc/<pid>/stat: its own (utime, stime) and,
+ * with `children`, that of its children it has waited for (cutime, cstime): for the bench itself
+ * that is the CLI it ran; for the Hub, its git and tmux processes. CPU moves much less with the
+ * machine's load than wall time does.
+ */
+export function cpuMs(pid, {children = true, own = true} = {}) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  // Fields 14-17 of stat(5), counted from the state field (3) after the command name.
+  const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(f[i]))
+  return ((own ? utime + stime : 0) + (children ? cutime + cstime : 0)) * 10
+}
