@@ -6,7 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec, type RuntimeHandle, type TerminalStream} from '../runtime.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {runCommand} from './run-command.js'
-import {defaultServerMayRun} from './tmux-default-socket.js'
+import {defaultServerMayRun, tmuxServerMayRun} from './tmux-default-socket.js'
 
 // Real tmux on a private server: TMUX_TMPDIR points at this file's own directory, so a user's
 // tmux is never touched and test files run in parallel.
@@ -212,6 +212,10 @@ describe('local tmux runtime (real tmux)', () => {
     // The server gone, its socket file stays and refuses: no server to ask.
     await waitFor('the default server gone', async () => !(await defaultServerMayRun(env)))
     expect(await defaultServerMayRun({...env, TMUX_TMPDIR: join(dir, 'nonexistent')})).toBe(true)
+    // svc's own socket the same way: a server there while one of its sessions runs.
+    const own = await rt.start(spec())
+    expect(await tmuxServerMayRun(env, 'svc')).toBe(true)
+    await rt.stop(own)
   })
 
   it('refuses agent IDs that are not plain tokens', async () => {

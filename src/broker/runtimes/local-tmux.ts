@@ -16,7 +16,7 @@ import {followFile} from './follow-file.js'
 import {CommandError, runCommand, type RunResult} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {listPanes} from './tmux-panes.js'
-import {defaultServerMayRun} from './tmux-default-socket.js'
+import {defaultServerMayRun, tmuxServerMayRun} from './tmux-default-socket.js'
 import {captureArgs, envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
@@ -351,7 +351,7 @@ export class LocalTmuxRuntime implements Runtime {
   /** Whether the session exists, on svc's socket or (an older svc's) on the default one. */
   private async sessionExists(session: string): Promise<boolean> {
     const args = ['has-session', '-t', `=${session}`]
-    if ((await this.run(args)).code === 0) {
+    if ((await tmuxServerMayRun(this.env, this.base[1]!)) && (await this.run(args)).code === 0) {
       this.legacy.delete(session)
       return true
     }
