@@ -101,6 +101,19 @@ export function permissionHookGroup(command: string, waitSeconds: number): Recor
   return {matcher: '', hooks: [{type: 'command', command, timeout: waitSeconds + HOOK_TIMEOUT_MARGIN_S}]}
 }
 
+/**
+ * The Notification types svc's hook runs for (Claude Code matches a Notification hook's matcher
+ * against `notification_type`; a payload without one runs every hook). Only the elicitation
+ * dialog says something no other hook does: a permission prompt's notification comes after the
+ * PermissionRequest hook, which already reported the agent waiting (and holds its approval), and
+ * the other types (idle reminders, auth) report nothing (claude.ts). Each hook run is a Node
+ * process Claude Code starts in the agent's CPU share (~75 ms of CPU), and a permission prompt's
+ * can still be running when the decision comes in (once in 30 decisions of the approvals bench:
+ * that Bash call's shell spawned 1 ms after the hook ended, 4.7 s after the tool was dispatched;
+ * docs/benchmarks.md "Approvals").
+ */
+export const CLAUDE_NOTIFICATION_MATCHER = 'elicitation_dialog'
+
 /** `~/.claude/settings.json`: svc's hooks (replacing earlier ones of svc), the user's kept. */
 export function claudeSettings(existing: Record<string, any>, hookCommand: string[], approvalWait = 600): Record<string, any> {
   const settings: Record<string, any> = {...existing}
@@ -122,7 +135,7 @@ export function claudeSettings(existing: Record<string, any>, hookCommand: strin
   }
   for (const event of CLAUDE_HOOK_EVENTS) {
     const command = [...hookCommand, event].map(shellQuote).join(' ')
-    const group = event === 'PermissionRequest' ? permissionHookGroup(command, approvalWait) : {matcher: '', hooks: [{type: 'command', command, timeout: 30}]}
+    const group = event === 'PermissionRequest' ? permissionHookGroup(command, approvalWait) : {matcher: event === 'Notification' ? CLAUDE_NOTIFICATION_MATCHER : '', hooks: [{type: 'command', command, timeout: 30}]}
     hooks[event] = [...(hooks[event] ?? []), group]
   }
   settings.hooks = hooks

@@ -86,7 +86,9 @@ describe('claude harness module', () => {
     for (const event of CLAUDE_HOOK_EVENTS) {
       // PermissionRequest waits on its approval (10 minutes by default) and gives up 30 s before Claude Code would kill it.
       const timeout = event === 'PermissionRequest' ? 630 : 30
-      expect(settings.hooks[event], event).toEqual([{matcher: '', hooks: [{type: 'command', command: `/usr/bin/node '/opt/svc path/bin/run.js' hook claude ${event}`, timeout}]}])
+      // A Notification hook runs for the elicitation dialog only (CLAUDE_NOTIFICATION_MATCHER).
+      const matcher = event === 'Notification' ? 'elicitation_dialog' : ''
+      expect(settings.hooks[event], event).toEqual([{matcher, hooks: [{type: 'command', command: `/usr/bin/node '/opt/svc path/bin/run.js' hook claude ${event}`, timeout}]}])
     }
     // The key itself is in no file, and the files are the user's alone.
     for (const text of allFiles(c.home)) expect(text).not.toContain(KEY)
