@@ -37,3 +37,22 @@ function usesDollarPlaceholders<Db>(db: Kysely<Db>): boolean {
 
 /** Rows changed by a write run through `compiledStatement`. */
 export const changed = (r: QueryResult<unknown>): number => Number(r.numAffectedRows ?? 0)
+
+/**
+ * Runs SQL texts with `?` placeholders: through Kysely (`kyselyExec`) or, for a bulk pass that
+ * holds the SQLite connection, on the connection itself (store/pass-transaction.ts). Hot
+ * statements are written once against it, so both paths run the same text.
+ */
+export interface Exec {
+  /** A write; answers the rows it changed. */
+  run(text: string, params: readonly unknown[]): Promise<number>
+  /** A read; rows as objects keyed by column name. */
+  all<Row>(text: string, params: readonly unknown[]): Promise<Row[]>
+}
+
+export function kyselyExec<Db>(db: Kysely<Db>): Exec {
+  return {
+    run: async (text, params) => changed(await compiledStatement(db, text)(params)),
+    all: async <Row>(text: string, params: readonly unknown[]) => (await compiledStatement<Db, Row>(db, text)(params)).rows,
+  }
+}

@@ -26,6 +26,8 @@ export interface DbHandle {
    * it. Synchronous, so callers must hold the connection (see store.ts).
    */
   readArrays?: (reads: readonly ArrayRead[]) => void
+  /** SQLite only: the connection under Kysely, for a bulk pass's transactions (pass-transaction.ts). */
+  connection?: import('better-sqlite3').Database
   close(): Promise<void>
 }
 
@@ -65,7 +67,7 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
       if (reads.length > 1) database.transaction(run)()
       else run()
     }
-    return {db, driver: 'sqlite', readArrays, close: () => db.destroy()}
+    return {db, driver: 'sqlite', readArrays, connection: database, close: () => db.destroy()}
   }
   const pg = await import('pg')
   const Pool = pg.default?.Pool ?? (pg as unknown as {Pool: typeof import('pg').Pool}).Pool

@@ -24,6 +24,7 @@ import {templatesRepo} from './repositories/templates.js'
 import {usersRepo} from './repositories/users.js'
 import {replicasRepo} from './repositories/replicas.js'
 import type {Database} from './schema.js'
+import {sqlitePassTransaction, type PassTransaction} from './pass-transaction.js'
 
 /** One bulk read: each row, as an array of values, is handed to `onRow` as it is read. */
 export interface ArrayRead {
@@ -98,6 +99,11 @@ export type Repos = ReturnType<typeof repos>
 export interface Store extends Repos {
   /** Runs `fn` in one transaction; repositories on `tx` take part in it. */
   transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>
+  /**
+   * One transaction of a long pass of small ones (the start-up adoption, one per hop), with
+   * the few statements a hop runs: cheaper than `transaction` on SQLite, the same on PostgreSQL.
+   */
+  passTransaction: PassTransaction
   ping(): Promise<void>
   migrate(opts?: MigrateOptions): Promise<MigrateResult>
   close(): Promise<void>
@@ -121,16 +127,19 @@ export async function openStore(opts: DbOptions): Promise<Store> {
   // Wakes every replica's agent event feed (agent_events) once the write is committed; the
   // feeds poll as a backstop, so a lost notification only delays an event.
   const wake = () => void events.publish(AGENT_EVENTS_CHANNEL, {}).catch(() => {})
+  const transaction = async <T>(fn: (tx: Repos) => Promise<T>): Promise<T> => {
+    let appended = false
+    const out = await db.transaction().execute((trx) => fn(repos(trx, handle.driver, txArrays, () => (appended = true))))
+    if (appended) wake()
+    return out
+  }
   return {
     ...repos(db, handle.driver, rootArrays, wake),
     driver: handle.driver,
     events,
-    transaction: async (fn) => {
-      let appended = false
-      const out = await db.transaction().execute((trx) => fn(repos(trx, handle.driver, txArrays, () => (appended = true))))
-      if (appended) wake()
-      return out
-    },
+    transaction,
+    // A pass writes no agent events, so nothing is woken after its commits.
+    passTransaction: handle.connection ? sqlitePassTransaction(db, handle.connection) : transaction,
     ping: () => ping(db),
     migrate: (opts) => migrate(handle, opts),
     close: async () => {

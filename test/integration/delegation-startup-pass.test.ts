@@ -35,17 +35,17 @@ describeEachDialect('delegation start-up pass: a change committed elsewhere duri
       expect(child).toBeDefined()
       const parentId = child.delegator!.id
       let transactions = 0
-      // The snapshot is the first transaction; before the first hop's, another connection commits.
+      // Each hop is one pass transaction; before the first hop's, another connection commits.
       const wrapped: Store = {
         ...store,
-        transaction: async (fn) => {
-          if (++transactions === 2) await other.agents.update(parentId, {deletedAt: new Date().toISOString()}, new Date().toISOString())
-          return store.transaction(fn)
+        passTransaction: async (fn) => {
+          if (++transactions === 1) await other.agents.update(parentId, {deletedAt: new Date().toISOString()}, new Date().toISOString())
+          return store.passTransaction(fn)
         },
       }
       const result = await runStartupAdoption(wrapped, systemClock, silent)
       expect(result.tookSnapshot).toBe(true)
-      expect(transactions).toBeGreaterThan(2)
+      expect(transactions).toBeGreaterThan(1)
       const records = await store.delegationAdoptions.list()
       const of = (agentId: string) => records.find((r) => r.delegateAgentId === agentId)!
       expect(of(child.agentId)).toMatchObject({status: 'skipped_changed', reason: 'ancestor_not_adopted', adoptedEdgeId: null})

@@ -1,4 +1,4 @@
-import type {Repos} from '../../store/store.js'
+import type {PassTx} from '../../store/pass-transaction.js'
 import type {EdgeFacts, EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {newId} from '../shared/secrets.js'
 import {classifyEdge, edgeFingerprint} from './edge-class.js'
@@ -41,7 +41,7 @@ export function edgeSummary(e: EdgeFacts | EdgeRecord): Record<string, unknown> 
  * start-up pass); null: not among the agent's active edges. The deactivation is conditional on
  * the row being active either way.
  */
-export async function adoptHop(tx: Repos, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null, read?: EdgeFacts | null): Promise<AdoptResult> {
+export async function adoptHop(tx: Pick<PassTx, 'delegationEdges'>, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null, read?: EdgeFacts | null): Promise<AdoptResult> {
   const original = read === undefined ? await tx.delegationEdges.get(hop.edgeId) : read
   if (!original || !original.active || classifyEdge(original).kind !== 'unrecorded' || edgeFingerprint(original) !== hop.beforeFingerprint) return {ok: false, reason: 'edge_changed'}
   if (!(await tx.delegationEdges.deactivate(original.id, 'provenance_adopted', now))) return {ok: false, reason: 'edge_changed'}

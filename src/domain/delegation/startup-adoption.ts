@@ -115,7 +115,7 @@ async function pass(store: Store, loaded: PassWorld, records: AdoptionRecord[], 
   const planCache = newPlanCache()
   for (const rec of records) {
     try {
-      const r = await store.transaction(async (tx) => {
+      const r = await store.passTransaction(async (tx) => {
         const worldCurrent = loaded.mark !== null && (await tx.bulkPass.changeMark()) === loaded.mark
         // Seen once, a change elsewhere may touch any chain: every later hop re-reads its own.
         if (!worldCurrent) loaded.mark = null

@@ -1,4 +1,4 @@
-import type {Repos} from '../../store/store.js'
+import type {PassTx} from '../../store/pass-transaction.js'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
 import type {EdgeFacts, EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {newId} from '../shared/secrets.js'
@@ -56,7 +56,7 @@ const inProjectEdge = (world: World, id: string) => {
  * by the pass's own writes, so a hop costs two reads, not a `loadWorld`. Answers the agent's
  * active edges as read, so the write reuses the original row instead of reading it again.
  */
-export async function refreshHop(tx: Repos, world: World, agentId: string): Promise<EdgeRecord[]> {
+export async function refreshHop(tx: PassTx, world: World, agentId: string): Promise<EdgeRecord[]> {
   const byAgent = new Map<string, EdgeRecord[]>()
   for (const e of await tx.delegationEdges.activeWithDelegators(agentId)) {
     const list = byAgent.get(e.delegateAgentId)
@@ -132,7 +132,7 @@ export interface HopWriteOptions {
  * record) or mark it `skipped_changed` with the current reason. The caller puts an adopted
  * edge into `world` once the transaction has committed.
  */
-export async function settleHop(tx: Repos, world: World, rec: AdoptionRecord, opts: HopWriteOptions): Promise<HopResult> {
+export async function settleHop(tx: PassTx, world: World, rec: AdoptionRecord, opts: HopWriteOptions): Promise<HopResult> {
   const agentId = rec.delegateAgentId ?? ''
   const own: EdgeFacts[] = opts.worldCurrent ? (world.activeEdges.get(agentId) ?? []) : await refreshHop(tx, world, agentId)
   const v = verdict(rec, planAdoption(chainWorld(world, agentId), {}, opts.planCache))

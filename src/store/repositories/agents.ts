@@ -3,6 +3,7 @@ import type {AgentsTable, Database} from '../schema.js'
 import type {ArrayReader} from '../store.js'
 import type {EdgeFacts} from './delegation-edges.js'
 import {translateDbError} from '../db-errors.js'
+import {kyselyExec, type Exec} from '../compiled-statement.js'
 import {agentConfigFacts} from '../agent-config-facts.js'
 import {toAgent, type AgentFilter, type AgentPatch, type AgentRecord} from './agent-rows.js'
 import {TREE_LEVEL, type TreeLevelRow} from './agent-tree-rows.js'
@@ -52,6 +53,17 @@ function plannerAgent(r: PlannerAgentRow, intern: <T extends string | null>(s: T
     deleted: r[3] === 1,
   }
 }
+
+const plannerAgentOfRow = (r: Record<string, unknown>): PlannerAgentFacts =>
+  plannerAgent([r.id, r.project_id, r.role, Number(r.deleted), Number(r.config_readable), r.applied_role, Number(r.assign_mode_service_account), r.created_by_kind, r.created_by_id] as PlannerAgentRow)
+
+/** The planner facts of some agents, against `Exec`: a start-up adoption hop re-reads its own and its parent's (store/pass-transaction.ts). */
+export const plannerAgentStatements = (x: Exec) => ({
+  async listPlannerAgents(ids: string[]): Promise<PlannerAgentFacts[]> {
+    if (ids.length === 0) return []
+    return (await x.all<Record<string, unknown>>(`select ${PLANNER_AGENT_COLUMNS} from agents where id in (${ids.map(() => '?').join(', ')})`, ids)).map(plannerAgentOfRow)
+  },
+})
 
 /** Fields whose change is an agent event (agent_events). */
 const snapshotOf = (r: {phase: string; activity: string | null; detail: string; error: string | null; deleted_at: string | null}) => ({phase: r.phase, activity: r.activity, detail: r.detail, error: r.error, deleted: r.deleted_at !== null})
@@ -173,10 +185,9 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
   },
   /** Every agent (deleted too), or those of `ids`, as the delegation planner decides it. */
   async listPlannerAgents(ids?: string[]): Promise<PlannerAgentFacts[]> {
-    if (ids && ids.length === 0) return []
-    const where = ids ? sql` where id in (${sql.join(ids)})` : sql``
-    const rows = await sql<Record<string, unknown>>`select ${sql.raw(PLANNER_AGENT_COLUMNS)} from agents${where}`.execute(db)
-    return rows.rows.map((r) => plannerAgent([r.id, r.project_id, r.role, Number(r.deleted), Number(r.config_readable), r.applied_role, Number(r.assign_mode_service_account), r.created_by_kind, r.created_by_id] as PlannerAgentRow))
+    if (ids) return plannerAgentStatements(kyselyExec(db)).listPlannerAgents(ids)
+    const rows = await sql<Record<string, unknown>>`select ${sql.raw(PLANNER_AGENT_COLUMNS)} from agents`.execute(db)
+    return rows.rows.map(plannerAgentOfRow)
   },
   /**
    * Every agent (deleted too) as the delegation planner decides it, and every active edge, on

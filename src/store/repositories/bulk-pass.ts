@@ -1,5 +1,5 @@
 import {sql, type Kysely} from 'kysely'
-import {compiledStatement} from '../compiled-statement.js'
+import {kyselyExec, type Exec} from '../compiled-statement.js'
 import type {Database} from '../schema.js'
 
 /** WAL pages between automatic checkpoints during a bulk pass (SQLite's default is 1000). */
@@ -7,9 +7,10 @@ export const PASS_WAL_AUTOCHECKPOINT = 25_000
 
 /**
  * What a long pass of small transactions (the start-up adoption: one transaction per hop, 100k
- * hops) needs from the database beyond its reads and writes.
+ * hops) needs from the database beyond its reads and writes. `changeMark` is asked inside each
+ * hop's transaction, so it is written against `Exec` (store/pass-transaction.ts).
  */
-export const bulkPassRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
+export const bulkPassStatements = (x: Exec, driver: 'sqlite' | 'postgres') => ({
   /**
    * A mark that changes whenever another connection commits to the database; null where the
    * database cannot tell (PostgreSQL: callers re-read what they depend on instead). On SQLite,
@@ -20,9 +21,13 @@ export const bulkPassRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres'
    */
   async changeMark(): Promise<number | null> {
     if (driver !== 'sqlite') return null
-    const r = await compiledStatement<Database, {data_version: number}>(db, 'pragma data_version')([])
-    return Number(r.rows[0].data_version)
+    const [r] = await x.all<{data_version: number}>('pragma data_version', [])
+    return Number(r.data_version)
   },
+})
+
+export const bulkPassRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres') => ({
+  ...bulkPassStatements(kyselyExec(db), driver),
   /**
    * Runs `fn` with fewer WAL checkpoints on SQLite: each checkpoint copies the WAL into the
    * database file and syncs both, and with the default of one per 1000 pages a pass writing

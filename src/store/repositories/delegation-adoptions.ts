@@ -1,5 +1,5 @@
 import type {Kysely, Selectable} from 'kysely'
-import {changed, compiledStatement} from '../compiled-statement.js'
+import {compiledStatement, kyselyExec, type Exec} from '../compiled-statement.js'
 import type {Database, DelegationAdoptionsTable} from '../schema.js'
 import type {ArrayReader} from '../store.js'
 
@@ -134,6 +134,27 @@ const updateText = (columns: string[], conditional: boolean): string => {
   return hit
 }
 
+/** The write a start-up adoption hop runs (100k hops), against `Exec` (see delegation-edges.ts `edgeStatements`). */
+export const adoptionStatements = (x: Exec) => ({
+  /**
+   * Updates a record; with `onlyIfStatus`, only while it still has that status (a start-up pass
+   * must not overwrite a record an admin commit took over meanwhile). True when a row changed.
+   */
+  async update(id: string, patch: AdoptionPatch, now: string, onlyIfStatus?: string): Promise<boolean> {
+    const columns: string[] = []
+    const params: unknown[] = [now]
+    for (const [field, column, encode] of PATCH_COLUMNS) {
+      const v = patch[field]
+      if (v === undefined) continue
+      columns.push(column)
+      params.push(encode ? encode(v) : v)
+    }
+    params.push(id)
+    if (onlyIfStatus !== undefined) params.push(onlyIfStatus)
+    return (await x.run(updateText(columns, onlyIfStatus !== undefined), params)) === 1
+  },
+})
+
 export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReader = null) => {
   const filtered = (f: AdoptionFilter) => {
     let q = db.selectFrom('delegation_adoptions')
@@ -143,6 +164,7 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
     return q
   }
   return {
+    ...adoptionStatements(kyselyExec(db)),
     /** In batches of BATCH rows, each batch's statement text built once (a cohort snapshot writes 100k). */
     async insertMany(records: NewAdoption[]): Promise<void> {
       for (let i = 0; i < records.length; i += BATCH) {
@@ -217,23 +239,6 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
     async byOriginalEdge(edgeId: string): Promise<AdoptionRecord[]> {
       const rows = await db.selectFrom('delegation_adoptions').selectAll().where('original_edge_id', '=', edgeId).orderBy('id').execute()
       return rows.map(toRecord)
-    },
-    /**
-     * Updates a record; with `onlyIfStatus`, only while it still has that status (a start-up pass
-     * must not overwrite a record an admin commit took over meanwhile). True when a row changed.
-     */
-    async update(id: string, patch: AdoptionPatch, now: string, onlyIfStatus?: string): Promise<boolean> {
-      const columns: string[] = []
-      const params: unknown[] = [now]
-      for (const [field, column, encode] of PATCH_COLUMNS) {
-        const v = patch[field]
-        if (v === undefined) continue
-        columns.push(column)
-        params.push(encode ? encode(v) : v)
-      }
-      params.push(id)
-      if (onlyIfStatus !== undefined) params.push(onlyIfStatus)
-      return changed(await compiledStatement(db, updateText(columns, onlyIfStatus !== undefined))(params)) === 1
     },
     /** Counts of the records of one origin by status (the marker's counts). */
     async countsByStatusOf(origin: string): Promise<Record<string, number>> {

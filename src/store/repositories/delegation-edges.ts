@@ -1,5 +1,5 @@
 import {sql, type Kysely, type Selectable} from 'kysely'
-import {changed, compiledStatement} from '../compiled-statement.js'
+import {kyselyExec, type Exec} from '../compiled-statement.js'
 import type {Database, DelegationEdgesTable} from '../schema.js'
 
 /**
@@ -95,19 +95,45 @@ const ACTIVE_WITH_DELEGATORS = `select * from delegation_edges where active = 1 
   (select up.delegator_id from delegation_edges as up where up.delegate_agent_id = ? and up.active = 1 and up.delegator_kind = 'agent'))
   order by delegate_agent_id, id`
 
-export const delegationEdgesRepo = (db: Kysely<Database>) => ({
+const GET = 'select * from delegation_edges where id = ?'
+
+/**
+ * The reads and writes a start-up adoption hop runs (100k hops), written once against `Exec`:
+ * through Kysely in the repository, or on the connection a bulk pass holds
+ * (store/pass-transaction.ts).
+ */
+export const edgeStatements = (x: Exec) => ({
   /** The row as stored is the row given (no read back): every column is written from `e`. */
   async insert(e: NewEdge): Promise<EdgeRecord> {
     const row = toRow(e)
-    await compiledStatement(db, INSERT)(ROW_COLUMNS.map((c) => row[c]))
+    await x.run(INSERT, ROW_COLUMNS.map((c) => row[c]))
     return toEdge(row)
   },
+  async get(id: string): Promise<EdgeRecord | null> {
+    const [r] = await x.all<Selectable<DelegationEdgesTable>>(GET, [id])
+    return r ? toEdge(r) : null
+  },
+  /**
+   * The active edges of an agent and of each agent its active edges name as delegator, in one
+   * read (a start-up hop re-reads its own and its parent's edges inside its transaction: one
+   * query instead of two). Ordered by delegate, then ID.
+   */
+  async activeWithDelegators(agentId: string): Promise<EdgeRecord[]> {
+    return (await x.all<Selectable<DelegationEdgesTable>>(ACTIVE_WITH_DELEGATORS, [agentId, agentId])).map(toEdge)
+  },
+  /**
+   * Deactivates an edge when it is still active; false when it was not (a concurrent writer
+   * got there first), so callers can refuse instead of writing a second active edge.
+   */
+  async deactivate(id: string, cause: string | null, now: string): Promise<boolean> {
+    return (await x.run(DEACTIVATE, [cause, now, id])) === 1
+  },
+})
+
+export const delegationEdgesRepo = (db: Kysely<Database>) => ({
+  ...edgeStatements(kyselyExec(db)),
   async insertMany(edges: NewEdge[]): Promise<void> {
     for (let i = 0; i < edges.length; i += BATCH) await db.insertInto('delegation_edges').values(edges.slice(i, i + BATCH).map(toRow)).execute()
-  },
-  async get(id: string): Promise<EdgeRecord | null> {
-    const r = await db.selectFrom('delegation_edges').selectAll().where('id', '=', id).executeTakeFirst()
-    return r ? toEdge(r) : null
   },
   /** Every edge of an agent, active or not, oldest first. */
   async forAgent(agentId: string): Promise<EdgeRecord[]> {
@@ -118,15 +144,6 @@ export const delegationEdgesRepo = (db: Kysely<Database>) => ({
   async activeFor(agentId: string): Promise<EdgeRecord[]> {
     const rows = await db.selectFrom('delegation_edges').selectAll().where('delegate_agent_id', '=', agentId).where('active', '=', 1).orderBy('id').execute()
     return rows.map(toEdge)
-  },
-  /**
-   * The active edges of an agent and of each agent its active edges name as delegator, in one
-   * read (a start-up hop re-reads its own and its parent's edges inside its transaction: one
-   * query instead of two). Ordered by delegate, then ID.
-   */
-  async activeWithDelegators(agentId: string): Promise<EdgeRecord[]> {
-    const r = await compiledStatement<Database, Selectable<DelegationEdgesTable>>(db, ACTIVE_WITH_DELEGATORS)([agentId, agentId])
-    return r.rows.map(toEdge)
   },
   /**
    * The walk's input in two queries, whatever the depth: the active edges of an agent and of
@@ -165,13 +182,6 @@ export const delegationEdgesRepo = (db: Kysely<Database>) => ({
   async agentIdsWithEdges(): Promise<Set<string>> {
     const rows = await db.selectFrom('delegation_edges').select('delegate_agent_id').distinct().execute()
     return new Set(rows.map((r) => r.delegate_agent_id))
-  },
-  /**
-   * Deactivates an edge when it is still active; false when it was not (a concurrent writer
-   * got there first), so callers can refuse instead of writing a second active edge.
-   */
-  async deactivate(id: string, cause: string | null, now: string): Promise<boolean> {
-    return changed(await compiledStatement(db, DEACTIVATE)([cause, now, id])) === 1
   },
   /** Reactivates an inactive edge (a revert restores the original row); false when it was active. */
   async reactivate(id: string, now: string): Promise<boolean> {

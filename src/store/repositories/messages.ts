@@ -1,6 +1,6 @@
 import type {Kysely} from 'kysely'
 import type {Database} from '../schema.js'
-import {compiledStatement} from '../compiled-statement.js'
+import {kyselyExec, type Exec} from '../compiled-statement.js'
 
 export interface MessageRecord {
   id: string
@@ -153,12 +153,16 @@ export type MessagesRepo = ReturnType<typeof messagesRepo>
 
 const AUDIT_INSERT = 'insert into audit_records (id, kind, actor_kind, actor_id, project_id, target, details, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)'
 
+/** The audit insert against `Exec`: a start-up adoption writes one record per hop, 100k at a time (store/pass-transaction.ts). */
+export const auditStatements = (x: Exec) => ({
+  async insert(a: {id: string; kind: string; actor: {kind: string; id: string}; projectId: string | null; target: string | null; details: Record<string, unknown>; at: string}): Promise<void> {
+    await x.run(AUDIT_INSERT, [a.id, a.kind, a.actor.kind, a.actor.id, a.projectId, a.target, JSON.stringify(a.details), a.at])
+  },
+})
+
 /** Audit records: who did what to which target; never content. */
 export const auditRepo = (db: Kysely<Database>) => ({
-  async insert(a: {id: string; kind: string; actor: {kind: string; id: string}; projectId: string | null; target: string | null; details: Record<string, unknown>; at: string}): Promise<void> {
-    // SQL text written once (a start-up adoption writes one record per hop, 100k at a time).
-    await compiledStatement(db, AUDIT_INSERT)([a.id, a.kind, a.actor.kind, a.actor.id, a.projectId, a.target, JSON.stringify(a.details), a.at])
-  },
+  ...auditStatements(kyselyExec(db)),
   async list(kind?: string, limit = 100): Promise<Array<{id: string; kind: string; actor: {kind: string; id: string}; projectId: string | null; target: string | null; details: Record<string, unknown>; createdAt: string}>> {
     let q = db.selectFrom('audit_records').selectAll()
     if (kind) q = q.where('kind', '=', kind)
