@@ -16,7 +16,7 @@ import http from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {cpuMs, freePort, requestJson} from './lib.mjs'
+import {cpuMs, freePort, loadAverage, requestJson} from './lib.mjs'
 import {hookLatencyPart} from './parts/hook-latency.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -83,8 +83,12 @@ async function load(url, {token, body, connections, seconds}) {
 /** Runs `load` and adds the CPU the serving process spent per request (robust to other load). */
 async function measured(pid, url, opts) {
   const before = cpuMs(pid)
+  const client = process.cpuUsage()
   const r = await load(url, opts)
   r.cpuUsPerReq = ((cpuMs(pid) - before) * 1000) / r.total
+  // The load generator shares the machine's two CPUs: what it spends bounds both servers' rates.
+  const c = process.cpuUsage(client)
+  r.clientUsPerReq = (c.user + c.system) / r.total
   return r
 }
 
@@ -148,10 +152,14 @@ try {
   // and a single back-to-back pair compares two different machines.
   let hubRun = null
   let helloRun = null
+  // Per round: the throughput ratio and the CPU ratio of the pair (their medians are printed too:
+  // on a loaded machine the best of each can come from rounds with different background load).
+  const pairs = []
   for (let round = 0; round < ROUNDS; round++) {
     const h = await measured(hub.pid, `${hubUrl}/api/v1/agents/${agent.id}/status`, {token, body, connections: CONNECTIONS, seconds: SECONDS})
     const w = await measured(hello.pid, `http://127.0.0.1:${helloPort}/hello`, {body, connections: CONNECTIONS, seconds: SECONDS})
-    if (ROUNDS > 1) process.stdout.write(`  round ${round + 1}: hub ${h.rps.toFixed(0)} req/s (p99 ${h.p99.toFixed(1)} ms), hello ${w.rps.toFixed(0)} req/s (p99 ${w.p99.toFixed(1)} ms)\n`)
+    pairs.push({rps: h.rps / w.rps, cpu: w.cpuUsPerReq / h.cpuUsPerReq})
+    if (ROUNDS > 1) process.stdout.write(`  round ${round + 1} (load ${loadAverage()}): hub ${h.rps.toFixed(0)} req/s (p99 ${h.p99.toFixed(1)} ms, cpu ${h.cpuUsPerReq.toFixed(0)} us/req, bench client ${h.clientUsPerReq.toFixed(0)} us/req), hello ${w.rps.toFixed(0)} req/s (p99 ${w.p99.toFixed(1)} ms, cpu ${w.cpuUsPerReq.toFixed(0)} us/req, bench client ${w.clientUsPerReq.toFixed(0)} us/req)\n`)
     if (!hubRun || h.rps > hubRun.rps) hubRun = h
     if (!helloRun || w.rps > helloRun.rps) helloRun = w
   }
@@ -162,6 +170,8 @@ try {
   // CPU per request does not depend on what else the machine runs: the throughput ratio the two
   // servers would reach on dedicated cores.
   process.stdout.write(`cpu ratio ${(helloRun.cpuUsPerReq / hubRun.cpuUsPerReq).toFixed(2)} (hello-world cpu per request / hub cpu per request)\n`)
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+  if (ROUNDS > 1) process.stdout.write(`per-round medians over ${ROUNDS} pairs: ratio ${median(pairs.map((p) => p.rps)).toFixed(2)}, cpu ratio ${median(pairs.map((p) => p.cpu)).toFixed(2)}\n`)
   // The same agent's hooks: a command, a curl one-liner and Claude Code's HTTP hook (BENCH_HOOKS=0 skips).
   if (process.env.BENCH_HOOKS !== '0') {
     const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_') && k !== 'NODE_EXTRA_CA_CERTS'))

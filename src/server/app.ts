@@ -3,7 +3,7 @@ import websocket from '@fastify/websocket'
 import Fastify, {LogController, type FastifyInstance} from 'fastify'
 import type {Logger} from 'pino'
 import type {Services} from '../domain/services.js'
-import {installAuth} from './plugins/auth.js'
+import {callerResolution, installAuth, installRequestBasics} from './plugins/auth.js'
 import {frameworkErrors, installErrorHandling} from './plugins/errors.js'
 import {clientErrorHandler} from './plugins/client-errors.js'
 import {requestIdOf} from './request-id.js'
@@ -11,8 +11,9 @@ import {DEFAULT_HTTP_LIMITS, limitPayloadPerPath, PerPathWebSocket, type HttpLim
 import {StreamSlots} from '../domain/agents/stream-slots.js'
 import {AuthFailureThrottle} from '../domain/auth/failure-throttle.js'
 import {installValidation} from './plugins/validation.js'
-import {installMaintenanceGate} from './plugins/maintenance.js'
+import {installMaintenanceGate, maintenanceGate} from './plugins/maintenance.js'
 import {agentRoutes} from './routes/agents.js'
+import {agentStatusRoutes} from './routes/agent-status.js'
 import {agentHookRoutes} from './routes/agent-hooks.js'
 import {agentReviewRoutes} from './routes/agent-review.js'
 import {agentTreeRoutes} from './routes/agent-tree.js'
@@ -67,48 +68,64 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance
   app.server.maxConnections = limits.maxConnections
 
-  app.addHook('onRequest', async (request, reply) => {
+  // The root's own hooks run for every request, the 404 answer included: callbacks, so none
+  // costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // Health checks and agents' high-frequency status reports log at debug, not info.
-    const quiet = request.routeOptions.config?.quietLog === true
-    request.log[quiet ? 'debug' : 'info']({method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime)}, 'request')
+    const level = request.routeOptions.config?.quietLog === true ? 'debug' : 'info'
+    if ((request.log as Logger).isLevelEnabled(level)) request.log[level]({method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime)}, 'request')
+    done()
   })
 
   installValidation(app)
   installErrorHandling(app)
-  await app.register(cookie)
+  installRequestBasics(app)
   await app.register(websocket, {options: {maxPayload: limits.clientWsMaxPayload, WebSocket: PerPathWebSocket as never}})
   limitPayloadPerPath(app.websocketServer, limits)
   const {services} = deps
-  installAuth(
-    app,
+  const resolution = callerResolution(
     services.authenticate,
     (headers, method, url, body) => services.brokers.verifySigned(headers, method, url, body),
     new AuthFailureThrottle(limits.authFailuresPerWindow, limits.authFailureWindowMs),
+    (secret) => services.agentTokens.cached(secret),
   )
   const settings = services.settings
-  if (settings) installMaintenanceGate(app, () => settings.maintenance.active(), () => settings.maintenance.get().message)
+  const maintenance = settings ? {active: () => settings.maintenance.active(), message: () => settings.maintenance.get().message} : undefined
 
-  healthRoutes(app, services.ping)
-  authRoutes(app, services)
-  oidcRoutes(app, services.signIn)
-  userRoutes(app, services.users)
-  projectRoutes(app, services.projects, '/api/v1/projects')
-  projectRoutes(app, services.projects, '/api/v1/groves')
-  brokerRoutes(app, {brokers: services.brokers, tunnels: deps.tunnels})
-  agentRoutes(app, services.agents, {
-    attach: new StreamSlots('attach', limits.attachPerCaller, limits.attachPerAgent).gate,
-    logs: new StreamSlots('logs', limits.logsPerCaller, limits.logsPerAgent).gate,
+  // Agents' status reports: the one route on the root, outside the generic hooks below (cookie
+  // parsing, the async auth and maintenance hooks), running the same steps itself (agent-status.ts).
+  agentStatusRoutes(app, services.agents, {resolution, maintenance: maintenance && maintenanceGate(maintenance.active, maintenance.message)})
+
+  // Every other route, in one scope with the generic hooks. Hooks added inside this scope (also by
+  // route plugins) apply to its routes only; the root answers what no route matches.
+  await app.register(async (api) => {
+    await api.register(cookie)
+    installAuth(api, resolution)
+    if (maintenance) installMaintenanceGate(api, maintenance.active, maintenance.message)
+
+    healthRoutes(api, services.ping)
+    authRoutes(api, services)
+    oidcRoutes(api, services.signIn)
+    userRoutes(api, services.users)
+    projectRoutes(api, services.projects, '/api/v1/projects')
+    projectRoutes(api, services.projects, '/api/v1/groves')
+    brokerRoutes(api, {brokers: services.brokers, tunnels: deps.tunnels})
+    agentRoutes(api, services.agents, {
+      attach: new StreamSlots('attach', limits.attachPerCaller, limits.attachPerAgent).gate,
+      logs: new StreamSlots('logs', limits.logsPerCaller, limits.logsPerAgent).gate,
+    })
+    agentHookRoutes(api, services.hookReports)
+    agentReviewRoutes(api, services.review)
+    agentTreeRoutes(api, services.teams, services)
+    templateRoutes(api, services.templates)
+    await messageRoutes(api, services.messages)
+    keysRoutes(api, services.keys)
+    projectSettingsRoutes(api, services.projectSettings)
+    for (const extra of services.routePlugins) await extra(api)
   })
-  agentHookRoutes(app, services.hookReports)
-  agentReviewRoutes(app, services.review)
-  agentTreeRoutes(app, services.teams, services)
-  templateRoutes(app, services.templates)
-  await messageRoutes(app, services.messages)
-  keysRoutes(app, services.keys)
-  projectSettingsRoutes(app, services.projectSettings)
-  for (const extra of services.routePlugins) await extra(app)
   return app
 }

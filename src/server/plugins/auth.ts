@@ -1,7 +1,8 @@
-import type {FastifyInstance, FastifyRequest} from 'fastify'
+import cookiePlugin from '@fastify/cookie'
+import type {FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction} from 'fastify'
 import {AppError} from '../../api/app-error.js'
 import type {CallContext} from '../../domain/authz/context.js'
-import type {Authenticate} from '../../domain/auth/credentials.js'
+import type {Authenticate, Authenticated} from '../../domain/auth/credentials.js'
 import {SIGNATURE_HEADERS} from '../../api/broker-signing.js'
 import {parseJson} from './json.js'
 import type {AuthFailureThrottle} from '../../domain/auth/failure-throttle.js'
@@ -64,25 +65,89 @@ function assertSameOrigin(request: FastifyRequest) {
   throw new AppError('forbidden', 'cross-site request refused: send the session as a Bearer token, or from the Hub\'s own pages')
 }
 
+/** Synchronous lookup of an already resolved credential (agent tokens: agent-tokens.ts `cached`). */
+export type CachedCredential = (secret: string) => Authenticated | null
+
 /**
- * Resolves the caller of every route that needs one; routes read `request.callContext`.
- * A broker-signed request (HMAC headers) is verified after the body is read, because the
- * signature covers the body's hash; every other credential is resolved before.
+ * How a request's caller is resolved, as steps a route's hooks run: `bearer` (onRequest: an
+ * `Authorization: Bearer` secret, else the session cookie) and `signed` (preHandler: a
+ * broker-signed request, verified after the body is read because the signature covers its hash).
+ * Every refused credential counts against the client's address; past the limit, 429.
+ * installAuth runs them for every route; a hot route (the status report) runs them itself.
  */
-export function installAuth(app: FastifyInstance, authenticate: Authenticate, verifyBroker?: VerifyBroker, throttle?: AuthFailureThrottle) {
-  // Every refused credential counts against the client's address; past the limit, 429.
+export function callerResolution(authenticate: Authenticate, verifyBroker?: VerifyBroker, throttle?: AuthFailureThrottle, cached?: CachedCredential) {
   const counted = async <T>(request: FastifyRequest, check: () => Promise<T>): Promise<T> => {
     throttle?.check(request.ip)
     try {
       return await check()
     } catch (err) {
-      if (err instanceof AppError && err.code === 'unauthorized') throttle?.fail(request.ip)
+      refused(request, err)
       throw err
     }
   }
+  const refused = (request: FastifyRequest, err: unknown) => {
+    if (err instanceof AppError && err.code === 'unauthorized') throttle?.fail(request.ip)
+  }
+  // Left to `signed`: a request with a broker signature and no Authorization header.
+  const brokerSigned = (request: FastifyRequest) => verifyBroker !== undefined && !request.headers.authorization && typeof request.headers[SIGNATURE_HEADERS.signature] === 'string'
+  const secretOf = (request: FastifyRequest): string | null => {
+    const bearer = bearerOf(request)
+    if (bearer) return bearer
+    // Routes outside the cookie plugin's scope parse the header themselves.
+    const cookies = request.cookies ?? (request.headers.cookie ? cookiePlugin.fastifyCookie.parse(request.headers.cookie) : undefined)
+    const session = cookies?.[SESSION_COOKIE] ?? null
+    if (session) assertSameOrigin(request)
+    return session
+  }
+  const bearer = async (request: FastifyRequest): Promise<void> => {
+    if (brokerSigned(request)) return
+    const found = await counted(request, async () => authenticate(secretOf(request)))
+    request.callContext = {...found, requestId: request.id}
+  }
+  return {
+    bearer,
+    /**
+     * `bearer` as a callback hook that answers without a promise when the credential is in
+     * `cached` (an agent's token on its status reports); anything else takes `bearer`.
+     */
+    bearerHook(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+      let hit: Authenticated | null = null
+      try {
+        // In `counted`'s order: a throttled address is refused before its credential is read.
+        throttle?.check(request.ip)
+        const secret = cached && !brokerSigned(request) ? bearerOf(request) : null
+        if (secret) hit = cached!(secret)
+      } catch (err) {
+        refused(request, err)
+        return done(err as Error)
+      }
+      if (!hit) return void bearer(request).then(() => done(), done)
+      request.callContext = {...hit, requestId: request.id}
+      done()
+    },
+    async signed(request: FastifyRequest): Promise<void> {
+      if (request.callContext || !verifyBroker || typeof request.headers[SIGNATURE_HEADERS.signature] !== 'string') return
+      const brokerId = await counted(request, () => verifyBroker(request.headers, request.method, request.url, request.rawBody ?? ''))
+      // A request the broker makes for a user (the user ID is covered by the signature) keeps the
+      // broker's authority, never the user's: the kind lets user-only routes recognise and refuse it.
+      const forUser = request.headers[SIGNATURE_HEADERS.forUser]
+      request.callContext =
+        typeof forUser === 'string' && forUser
+          ? {principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker_for_user', forUser, requestId: request.id}
+          : {principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker', requestId: request.id}
+    },
+  }
+}
+
+export type CallerResolution = ReturnType<typeof callerResolution>
+
+/**
+ * The request decorations and the JSON body parser every route shares (the body kept as
+ * received so a signature over it can be checked). Registered on the root instance.
+ */
+export function installRequestBasics(app: FastifyInstance) {
   app.decorateRequest('callContext', null)
   app.decorateRequest('rawBody', undefined)
-  // JSON bodies are kept as received so a signature over them can be checked.
   app.addContentTypeParser('application/json', {parseAs: 'string'}, (request, body, done) => {
     const text = body as string
     request.rawBody = text
@@ -97,30 +162,17 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, ve
       done(Object.assign(new Error('invalid JSON body'), {code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400}), undefined)
     }
   })
+}
+
+/** Resolves the caller of every route of `app`'s scope that needs one; routes read `request.callContext`. */
+export function installAuth(app: FastifyInstance, resolution: CallerResolution) {
   app.addHook('preHandler', async (request) => {
     if (request.callContext || request.routeOptions.config?.auth === false || !request.routeOptions.url) return
-    if (!verifyBroker || typeof request.headers[SIGNATURE_HEADERS.signature] !== 'string') return
-    const brokerId = await counted(request, () => verifyBroker(request.headers, request.method, request.url, request.rawBody ?? ''))
-    // A request the broker makes for a user (the user ID is covered by the signature) keeps the
-    // broker's authority, never the user's: the kind lets user-only routes recognise and refuse it.
-    const forUser = request.headers[SIGNATURE_HEADERS.forUser]
-    request.callContext =
-      typeof forUser === 'string' && forUser
-        ? {principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker_for_user', forUser, requestId: request.id}
-        : {principal: {kind: 'broker', id: brokerId}, credentialKind: 'broker', requestId: request.id}
+    await resolution.signed(request)
   })
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.auth === false || !request.routeOptions.url) return
-    if (verifyBroker && !request.headers.authorization && typeof request.headers[SIGNATURE_HEADERS.signature] === 'string') return
-    const found = await counted(request, async () => {
-      let secret = bearerOf(request)
-      if (!secret) {
-        secret = request.cookies?.[SESSION_COOKIE] ?? null
-        if (secret) assertSameOrigin(request)
-      }
-      return authenticate(secret)
-    })
-    request.callContext = {...found, requestId: request.id}
+    await resolution.bearer(request)
   })
 }
 

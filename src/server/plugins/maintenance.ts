@@ -1,4 +1,4 @@
-import type {FastifyInstance} from 'fastify'
+import type {FastifyInstance, FastifyRequest} from 'fastify'
 import {AppError} from '../../api/app-error.js'
 
 declare module 'fastify' {
@@ -23,7 +23,13 @@ const OPEN_PREFIXES = ['/healthz', '/readyz', '/api/v1/auth/', '/auth/', '/api/v
  * user-visible resource, and without them every agent would turn offline during maintenance.
  */
 export function installMaintenanceGate(app: FastifyInstance, active: () => boolean, message: () => string) {
-  app.addHook('preHandler', async (request) => {
+  const gate = maintenanceGate(active, message)
+  app.addHook('preHandler', async (request) => gate(request))
+}
+
+/** The gate's decision for one request: throws 503 `system_maintenance` when it is refused. */
+export function maintenanceGate(active: () => boolean, message: () => string) {
+  return (request: FastifyRequest): void => {
     if (!active() || SAFE.has(request.method)) return
     const path = request.url.split('?')[0]
     if (OPEN_PREFIXES.some((p) => path === p || path.startsWith(p))) return
@@ -31,5 +37,5 @@ export function installMaintenanceGate(app: FastifyInstance, active: () => boole
     if (p?.kind === 'user' && p.systemAdmin) return
     if ((p?.kind === 'agent' || p?.kind === 'broker') && request.routeOptions.config?.livenessReport === true) return
     throw new AppError('system_maintenance', message() || 'the Hub is in maintenance mode; try again later', {maintenance: true})
-  })
+  }
 }

@@ -43,35 +43,6 @@ const createBody = {
     check: {type: 'string', minLength: 1, maxLength: 10_000},
   },
 } as const
-const statusBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    phase: {type: 'string'},
-    activity: {type: 'string'},
-    detail: {type: 'string', maxLength: 10_000},
-    heartbeat: {type: 'boolean'},
-    // From a harness's hooks: the turn ended (counted for max_turns), and the session's usage totals.
-    // A harness's API, auth or network failure (null: cleared, e.g. by the next turn).
-    error: {type: ['string', 'null'], maxLength: 10_000},
-    turnEnded: {type: 'boolean'},
-    usage: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['sessionId', 'inputTokens', 'outputTokens', 'modelCalls'],
-      properties: {
-        sessionId: {type: 'string', minLength: 1, maxLength: 200},
-        inputTokens: {type: 'integer', minimum: 0},
-        outputTokens: {type: 'integer', minimum: 0},
-        cacheReadTokens: {type: 'integer', minimum: 0},
-        cacheWriteTokens: {type: 'integer', minimum: 0},
-        modelCalls: {type: 'integer', minimum: 0},
-        costUsd: {type: 'number', minimum: 0},
-        model: {type: 'string', maxLength: 200},
-      },
-    },
-  },
-} as const
 const reincarnateBody = {type: 'object', additionalProperties: false, properties: {role: str}} as const
 const deleteQuery = {type: 'object', additionalProperties: false, properties: {branch: {type: 'boolean'}}} as const
 /** `setup: true` (restart only): the workspace's setup runs again before the harness. */
@@ -132,10 +103,7 @@ export function agentRoutes(app: FastifyInstance, agents: AgentsService, gates: 
     app.post(`${base}/reincarnate`, {schema: {params, body: reincarnateBody}}, async (request) => ({
       agent: await agents.reincarnate(ctxOf(request), ref(request).id, (request.body ?? {}) as {role?: string}, ref(request).projectId),
     }))
-    app.post(`${base}/status`, {config: {quietLog: true, livenessReport: true}, schema: {params, body: statusBody}}, async (request) => {
-      await agents.reportStatus(ctxOf(request), ref(request).id, request.body as never)
-      return {ok: true}
-    })
+    // `${base}/status` is agent-status.ts: registered outside the generic hooks (app.ts).
     app.post(`${base}/token/refresh`, {config: {livenessReport: true}, schema: {params}}, async (request) => {
       const current = /^Bearer\s+(\S+)/i.exec(request.headers.authorization ?? '')?.[1] ?? ''
       return agents.refreshToken(ctxOf(request), ref(request).id, current)
