@@ -24,6 +24,7 @@ import * as m0023 from './0023-agent-ports.js'
 import * as m0025 from './0025-broker-leases.js'
 import * as m0027 from './0027-replica-directory.js'
 import * as m0028 from './0028-queued-messages.js'
+import * as m0029 from './0029-adoption-pass-indexes.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0025-broker-leases': m0025,
   '0027-replica-directory': m0027,
   '0028-queued-messages': m0028,
+  '0029-adoption-pass-indexes': m0029,
 }
