@@ -11,12 +11,24 @@
  * A permission request (`permission.asked`) becomes an approval on the Hub: its hook asks and
  * waits for the decision outside that queue (a person may take minutes; the activity of the rest
  * goes on), prints `{"pending": true}` once the Hub holds it, then the reply, which the plugin
- * gives OpenCode through the SDK client OpenCode hands it (`POST /permission/:id/reply`
- * `{reply, message}`). The TUI's dialog stays up meanwhile: whichever answers first wins (OpenCode
- * refuses the later reply as unknown); an answer in the TUI ends the approval `answered` on the
- * Hub through the `thinking` that follows. See opencode.ts (`permissionAskOf`).
+ * gives OpenCode through the SDK client OpenCode hands it (`replyCall` below). The TUI's dialog
+ * stays up meanwhile: whichever answers first wins (OpenCode refuses the later reply as unknown);
+ * an answer in the TUI ends the approval `answered` on the Hub through the `thinking` that
+ * follows. A reply OpenCode did not take for another reason is reported as the agent's error
+ * (`permission.reply_failed`, opencode.ts): the dialog still asks. See opencode.ts
+ * (`permissionAskOf`).
  */
+import {askTimeoutMs} from './permission-hook.js'
+
 export const PLUGIN_FILE = 'svc-hooks.js'
+
+/**
+ * How long a permission hook holds back the hooks after it before the Hub holds its request: as
+ * long as the hook waits for the Hub's answer (askTimeoutMs, at most 60 s at any wait), plus its
+ * own start (a node process on a loaded machine). Shorter, a `thinking` after an answer in the TUI
+ * could reach the Hub before the request and leave it pending for nobody.
+ */
+export const ASK_HOLD_MS = askTimeoutMs(86_400) + 15_000
 
 export function pluginSource(hookCommand: string[]): string {
   return `// Written by svc on every start: changes here are overwritten.
@@ -72,14 +84,17 @@ function send(event, payload) {
 
 // A permission request waits for its approval in a hook of its own. It starts after the hooks
 // before it (the tool's executing reaches the Hub first) and holds back those after it until the
-// Hub holds the request (the hook's first line; or it exited, or HOOK_TIMEOUT_MS passed), so the
-// thinking after an answer in the TUI finds the approval pending and marks it answered.
+// Hub holds the request (the hook's first line; or it exited, or ASK_HOLD_MS passed: as long as
+// the hook waits for the Hub), so the thinking after an answer in the TUI finds the approval
+// pending and marks it answered.
+const ASK_HOLD_MS = ${ASK_HOLD_MS}
+
 function ask(client, request) {
   const body = JSON.stringify(request)
   queue = queue.then(
     () =>
       new Promise((held) => {
-        const timer = setTimeout(held, HOOK_TIMEOUT_MS)
+        const timer = setTimeout(held, ASK_HOLD_MS)
         const release = () => {
           clearTimeout(timer)
           held()
@@ -95,7 +110,7 @@ function ask(client, request) {
           child.on('error', release)
           child.on('close', () => {
             release()
-            reply(client, request, out).catch(() => {})
+            reply(client, request, out).catch((err) => replyFailed(request, out, err))
           })
           child.stdin.on('error', () => {})
           child.stdin.end(body)
@@ -106,9 +121,7 @@ function ask(client, request) {
   )
 }
 
-// The hook's decision, if it printed one (none: answered in the TUI, expired, or no Hub), given
-// to OpenCode. A request already answered in the TUI is unknown to OpenCode by now: refused, no harm.
-async function reply(client, request, out) {
+function verdictOf(out) {
   let verdict
   for (const line of out.split('\\n')) {
     try {
@@ -116,12 +129,43 @@ async function reply(client, request, out) {
       if (v && (v.reply === 'once' || v.reply === 'reject')) verdict = v
     } catch {}
   }
-  if (!verdict || !client || typeof request.id !== 'string') return
-  const body = {reply: verdict.reply, ...(typeof verdict.message === 'string' && {message: verdict.message})}
-  // The v2 SDK has the route as a method; the v1 client OpenCode 1.18 gives plugins has only the
-  // deprecated route, which takes no message, so the v2 route goes through its HTTP client.
-  if (typeof client.permission?.reply === 'function') await client.permission.reply({requestID: request.id, ...body})
-  else await client._client.post({url: '/permission/{requestID}/reply', path: {requestID: request.id}, body, headers: {'Content-Type': 'application/json'}})
+  return verdict
+}
+
+// How the reply reaches OpenCode through the client it hands plugins, public API first: the v2
+// SDK's permission.reply; else (the v1 client of OpenCode 1.18) its own method for the deprecated
+// route, which takes a reply and no message: enough for an allow and for a deny without a reason.
+// A deny's reason (the tool's error the model reads; without it OpenCode ends the turn) goes by
+// the v2 route, which the v1 client has no method for: through its HTTP client (_client), the
+// one use of an internal, until the client OpenCode hands plugins has the method.
+function replyCall(client, request, verdict) {
+  const message = typeof verdict.message === 'string' ? verdict.message : undefined
+  if (typeof client?.permission?.reply === 'function') return client.permission.reply({requestID: request.id, reply: verdict.reply, ...(message !== undefined && {message})})
+  if (message !== undefined && typeof client?._client?.post === 'function') return client._client.post({url: '/permission/{requestID}/reply', path: {requestID: request.id}, body: {reply: verdict.reply, message}, headers: {'Content-Type': 'application/json'}})
+  if (typeof client?.postSessionIdPermissionsPermissionId === 'function') return client.postSessionIdPermissionsPermissionId({path: {id: request.sessionID, permissionID: request.id}, body: {response: verdict.reply}})
+  throw new Error('the client OpenCode gave the plugin has no way to reply to a permission request')
+}
+
+// The hook's decision, if it printed one (none: answered in the TUI, expired, or no Hub), given
+// to OpenCode. The SDK answers {data, error, response} rather than throwing: a 404 is a request
+// OpenCode no longer holds (answered in the TUI first, or its session aborted): no harm. Any
+// other refusal, or a throw, is the agent's error.
+async function reply(client, request, out) {
+  const verdict = verdictOf(out)
+  if (!verdict || typeof request.id !== 'string') return
+  const res = await replyCall(client, request, verdict)
+  const status = res?.response?.status
+  if (status === 404) return
+  if (res?.error !== undefined || (typeof status === 'number' && status >= 400)) {
+    const said = typeof res?.error === 'string' ? res.error : res?.error?.data?.message ?? res?.error?.message ?? JSON.stringify(res?.error ?? null)
+    throw new Error(\`OpenCode answered \${status ?? 'an error'}: \${said}\`)
+  }
+}
+
+// Reported through the queue like any event, so it lands after the request's own reports.
+function replyFailed(request, out, err) {
+  const verdict = verdictOf(out)
+  send('permission.reply_failed', {id: request.id, sessionID: request.sessionID, permission: request.permission, patterns: request.patterns, metadata: {command: request.metadata?.command}, reply: verdict?.reply, error: String(err?.message ?? err)})
 }
 
 function totals(sessionID) {

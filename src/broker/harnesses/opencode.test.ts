@@ -92,7 +92,7 @@ describe('opencode harness module', {timeout: 240_000}, () => {
         `const event = process.argv[2]`,
         `const p = JSON.parse(readFileSync(0, 'utf8'))`,
         `if (event === 'tool.execute.before') await new Promise((r) => setTimeout(r, 300))`,
-        `appendFileSync(${JSON.stringify(log)}, event + '\\n')`,
+        `appendFileSync(${JSON.stringify(log)}, (p.error ? event + ' ' + p.reply + ': ' + p.error : event) + '\\n')`,
         `if (event === 'permission.asked') {`,
         `  process.stdout.write('{"pending":true}\\n')`,
         `  while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 20))`,
@@ -106,9 +106,12 @@ describe('opencode harness module', {timeout: 240_000}, () => {
     const file = join(dir, 'svc-hooks-ask.mjs')
     writeFileSync(file, pluginSource([process.execPath, hook]))
     const {SvcHooks} = await import(file)
-    // OpenCode 1.18's plugin client (SDK v1): the v2 route through its HTTP client.
+    // OpenCode 1.18's plugin client (SDK v1): a deny's reason by the v2 route through its HTTP
+    // client (the v1 client has no method for it), an allow by its own (deprecated route) method.
     const posted: any[] = []
-    const v1 = await SvcHooks({client: {_client: {post: async (o: any) => posted.push(o)}}})
+    const responded: any[] = []
+    const ok = {data: true, response: {status: 200}}
+    const v1 = await SvcHooks({client: {_client: {post: async (o: any) => (posted.push(o), ok)}, postSessionIdPermissionsPermissionId: async (o: any) => (responded.push(o), ok)}})
     await v1['tool.execute.before']({tool: 'bash', sessionID: 's1', callID: 'c1'}, {args: {command: 'rm -rf build'}})
     await v1.event({event: {type: 'permission.asked', properties: {id: 'per_1', sessionID: 's1', permission: 'bash', patterns: ['rm -rf build'], metadata: {command: 'rm -rf build'}}}})
     await v1.event({event: {type: 'session.status', properties: {sessionID: 's1', status: {type: 'busy'}}}})
@@ -120,6 +123,12 @@ describe('opencode harness module', {timeout: 240_000}, () => {
     await waitFor(() => posted.length > 0, 90_000, 'the reply')
     expect(lines()[3]).toBe('decided per_1')
     expect(posted).toEqual([{url: '/permission/{requestID}/reply', path: {requestID: 'per_1'}, body: {reply: 'reject', message: 'Denied by the user (through svc): no'}, headers: {'Content-Type': 'application/json'}}])
+    writeFileSync(go, '{"reply":"once"}\n')
+    await v1.event({event: {type: 'permission.asked', properties: {id: 'per_0', sessionID: 's1', permission: 'bash'}}})
+    await waitFor(() => responded.length > 0, 90_000, 'the allow')
+    expect(responded).toEqual([{path: {id: 's1', permissionID: 'per_0'}, body: {response: 'once'}}])
+    expect(posted).toHaveLength(1)
+    await until(6)
 
     // A client with the v2 SDK's method. A hook that prints no reply (answered in the TUI,
     // expired) replies nothing: the request after it is the only one replied to.
@@ -127,12 +136,69 @@ describe('opencode harness module', {timeout: 240_000}, () => {
     const v2 = await SvcHooks({client: {permission: {reply: async (o: any) => replied.push(o)}}})
     writeFileSync(go, '')
     await v2.event({event: {type: 'permission.asked', properties: {id: 'per_2', sessionID: 's2', permission: 'bash'}}})
-    await until(6)
-    expect(lines().slice(4)).toEqual(['permission.asked', 'decided per_2'])
+    await until(8)
+    expect(lines().slice(6)).toEqual(['permission.asked', 'decided per_2'])
     writeFileSync(go, '{"reply":"once"}\n')
     await v2.event({event: {type: 'permission.asked', properties: {id: 'per_3', sessionID: 's2', permission: 'bash'}}})
     await waitFor(() => replied.length > 0, 90_000, 'the reply')
     expect(replied).toEqual([{requestID: 'per_3', reply: 'once'}])
+  })
+
+  it('a reply OpenCode does not take is reported as the agent\'s error, through the queue; one it no longer holds (answered in the TUI) is not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
+    dirs.push(dir)
+    const log = join(dir, 'hooks.log')
+    // The approval hook answers at once with the reply in the request's `metadata.reply`.
+    const hook = join(dir, 'hook.mjs')
+    writeFileSync(
+      hook,
+      [
+        `import {appendFileSync, readFileSync} from 'node:fs'`,
+        `const event = process.argv[2]`,
+        `const p = JSON.parse(readFileSync(0, 'utf8'))`,
+        `if (event === 'permission.asked') process.stdout.write('{"pending":true}\\n' + JSON.stringify(p.metadata.reply) + '\\n')`,
+        `appendFileSync(${JSON.stringify(log)}, JSON.stringify([event, p.id, p.reply ?? null, p.error ?? null, p.metadata?.command ?? null]) + '\\n')`,
+      ].join('\n'),
+    )
+    const file = join(dir, 'svc-hooks-fail.mjs')
+    writeFileSync(file, pluginSource([process.execPath, hook]))
+    const {SvcHooks} = await import(file)
+    const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [])
+    const asked = (hooks: any, id: string, reply: object) => hooks.event({event: {type: 'permission.asked', properties: {id, sessionID: 's1', permission: 'bash', patterns: ['make deploy'], metadata: {command: 'make deploy', reply}}}})
+    // As the SDK answers: {error, response} for a refusal (it does not throw), or a throw (no server).
+    const called: string[] = []
+    const client = {
+      permission: {
+        reply: async (o: any) => {
+          called.push(o.requestID)
+          if (o.requestID === 'gone') return {error: {name: 'NotFoundError', data: {message: 'Permission request not found: gone'}}, response: {status: 404}}
+          if (o.requestID === 'refused') return {error: {name: 'UnknownError', data: {message: 'database is locked'}}, response: {status: 500}}
+          throw new Error('fetch failed')
+        },
+      },
+    }
+    const hooks = await SvcHooks({client})
+    await asked(hooks, 'gone', {reply: 'once'})
+    await asked(hooks, 'refused', {reply: 'once'})
+    await asked(hooks, 'thrown', {reply: 'reject', message: 'no'})
+    // The 404's reply was made (and settled) before the later requests' failures were reported.
+    await waitFor(() => lines().filter((l) => l[0] === 'permission.reply_failed').length >= 2, 90_000, `two failures (${JSON.stringify(lines())})`)
+    expect(called).toEqual(['gone', 'refused', 'thrown'])
+    const failed = lines().filter((l) => l[0] === 'permission.reply_failed')
+    expect(failed).toEqual([
+      ['permission.reply_failed', 'refused', 'once', 'OpenCode answered 500: database is locked', 'make deploy'],
+      ['permission.reply_failed', 'thrown', 'reject', 'fetch failed', 'make deploy'],
+    ])
+    // A client with no way to reply at all is a failure too, not a silence.
+    const bare = await SvcHooks({client: {}})
+    await asked(bare, 'nomethod', {reply: 'once'})
+    await waitFor(() => lines().some((l) => l[0] === 'permission.reply_failed' && l[1] === 'nomethod'), 90_000, 'the failure without a client method')
+    // The hook maps it: still waiting at the dialog, the failure as the agent's error.
+    expect(opencode.onHook('permission.reply_failed', {id: 'refused', permission: 'bash', metadata: {command: 'make deploy'}, reply: 'once', error: 'OpenCode answered 500: database is locked'})).toEqual({
+      activity: 'waiting_for_input',
+      detail: 'Permission: bash: make deploy',
+      error: 'svc could not give OpenCode the allow of its bash request (OpenCode answered 500: database is locked); its dialog still asks',
+    })
   })
 
   it('a permission request is asked as an approval; the hook prints pending, then the reply OpenCode takes', () => {

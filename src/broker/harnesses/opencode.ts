@@ -179,6 +179,18 @@ export function onOpencodeHook(event: string, payload: unknown): HookReport | nu
       const pattern = permissionSummary(p)
       return {activity: 'waiting_for_input', detail: clipLine(`Permission: ${pattern ? `${what}: ${pattern}` : String(what)}`)}
     }
+    case 'permission.reply_failed': {
+      // svc's plugin could not give OpenCode the decision (opencode-plugin.ts): its dialog still
+      // asks, and the agent says why, as a harness's failure (its `error`, red on the pages).
+      const what = p.permission ?? 'permission'
+      const pattern = permissionSummary(p)
+      const decision = p.reply === 'once' ? 'allow' : p.reply === 'reject' ? 'deny' : 'decision'
+      return {
+        activity: 'waiting_for_input',
+        detail: clipLine(`Permission: ${pattern ? `${what}: ${pattern}` : String(what)}`),
+        error: clipLine(`svc could not give OpenCode the ${decision} of its ${what} request (${String(p.error ?? 'unknown error')}); its dialog still asks`),
+      }
+    }
     case 'question.asked':
       return {activity: 'waiting_for_input', detail: clipLine(`question: ${p.questions?.[0]?.question ?? ''}`.trim())}
     default:
