@@ -108,16 +108,11 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
         const now = iso(deps.clock.now())
         await deps.store.transaction(async (tx) => {
           for (const [agentId, all] of batch) {
-            if (check.has(agentId)) {
-              // In the transaction that writes: a stop written before it is seen (SQLite
-              // serialises writers; PostgreSQL reads what committed before this statement).
-              const row = await tx.agents.get(agentId)
-              if (!row || row.deletedAt || !LIVE_PHASES.has(row.phase)) {
-                refused.set(agentId, {name: row?.name ?? agentId, phase: row?.deletedAt ? 'deleted' : (row?.phase ?? 'unknown')})
-                continue
-              }
-            }
-            for (const p of all) await tx.agents.update(agentId, {phase: p.phase, activity: p.activity, detail: p.detail, error: p.error, lastHeartbeatAt: p.heartbeatAt}, now)
+            // The liveness check reads the row in the transaction that writes: a stop written
+            // before it is seen (SQLite serialises writers; PostgreSQL reads what committed
+            // before this statement).
+            const {refused: no} = await tx.agents.writeStatus(agentId, all, now, check.has(agentId) ? LIVE_PHASES : null)
+            if (no) refused.set(agentId, no)
           }
         })
         epoch += 1
