@@ -32,6 +32,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {webAssetsPlugin} from './web-assets.mjs'
 import {readRegistry} from './dev-lazy-registry.mjs'
+import {absentOptionalPlugin, builtinImportPlugin, debugShimPlugin, patchPlugin} from './build-binary-plugins.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const require = createRequire(import.meta.url)
@@ -50,57 +51,6 @@ const addon = join(root, 'node_modules', 'better-sqlite3', 'build', 'Release', '
 if (!existsSync(addon)) throw new Error(`${addon} is missing: better-sqlite3 was not built`)
 
 /**
- * Source edits that turn a package's run-time file read into a bundled import. Each must match
- * exactly once, so an upgrade that moves the code fails the build instead of shipping a binary
- * that reads files beside itself.
- */
-const PATCHES = [
-  {
-    // oclif's index checks the running Node against its engines range at load time, reading its
-    // package.json by a computed path and loading semver (~15 ms). The executable's Node is
-    // pinned at build time, so the check cannot fail there: it is dropped.
-    file: /@oclif[\\/]core[\\/]lib[\\/]index\.js$/,
-    from: 'checkNodeVersion();',
-    to: '/* svc executable: Node is pinned at build time, no engine check */',
-  },
-]
-
-/**
- * esbuild leaves `import('node:x')` as a real dynamic import in CommonJS output, and `import()`
- * cannot work in a SEA main script. This plugin routes each dynamic import of a built-in through
- * a one-line CommonJS module that `require`s it (SEA's `require` does load built-ins), so esbuild
- * emits `Promise.resolve().then(() => require(...))` instead.
- */
-const builtinImportPlugin = {
-  name: 'svc-builtin-dynamic-import',
-  setup(b) {
-    b.onResolve({filter: /^node:/}, (args) => (args.kind === 'dynamic-import' ? {path: args.path, namespace: 'svc-builtin'} : undefined))
-    b.onLoad({filter: /.*/, namespace: 'svc-builtin'}, (args) => ({contents: `module.exports = require(${JSON.stringify(args.path)})`, loader: 'js'}))
-  },
-}
-
-/**
- * Optional native add-ons that packages try to `require` inside a try/catch (ws: bufferutil,
- * utf-8-validate; pg: pg-native). Not installed, so left alone esbuild would keep the `require`,
- * and SEA's `require` warns on every non-built-in it is asked for. Each becomes a module that
- * throws MODULE_NOT_FOUND, which is what those packages expect when the add-on is absent.
- */
-// typescript: oclif's tsconfig reader requires it only for a ts-node/tsx development setup,
-// which the executable never is; bundled it would be 6 MB of the main script.
-const ABSENT_OPTIONAL = ['bufferutil', 'utf-8-validate', 'pg-native', 'typescript']
-const absentOptionalPlugin = {
-  name: 'svc-absent-optional',
-  setup(b) {
-    const filter = new RegExp(`^(${ABSENT_OPTIONAL.join('|')})$`)
-    b.onResolve({filter}, (args) => ({path: args.path, namespace: 'svc-absent'}))
-    b.onLoad({filter: /.*/, namespace: 'svc-absent'}, (args) => ({
-      contents: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${args.path}' (not in the svc executable)`)}), {code: 'MODULE_NOT_FOUND'})`,
-      loader: 'js',
-    }))
-  },
-}
-
-/**
  * The executable's command registry is src/cli/commands.ts made lazy. In the dev build that file
  * imports every command class statically, and in one CommonJS bundle that would evaluate every
  * command and its imports (tmux runtimes, transfer code, prompts...) at every start. Here it is
@@ -108,7 +58,7 @@ const absentOptionalPlugin = {
  * `require` the command module on first use; esbuild keeps such a module lazily evaluated. The
  * registry is read by readRegistry (scripts/dev-lazy-registry.mjs), the one parser the dev build
  * uses too: it fails the build when it cannot account for every entry, and
- * src/cli/commands-registry.test.ts checks that what it reads (ids and modules) is COMMANDS as
+ * test/catalogue/commands.test.ts checks that what it reads (ids and modules) is COMMANDS as
  * TypeScript evaluates it. The ids are also checked below against the dev build's manifest
  * (dist/cli.js, so a stale dev build fails here).
  */
@@ -129,43 +79,6 @@ const lazyRegistryPlugin = {
       lazyIds = ids
       return {contents, loader: 'ts', resolveDir: join(args.path, '..')}
     })
-  },
-}
-
-/**
- * `debug` (oclif's logger) loads tty, supports-color and its formatter at start-up only to find
- * that DEBUG is unset. In the executable it is a shim: without DEBUG every logger is a no-op;
- * with DEBUG set the real package (bundled, lazily evaluated) takes over, so `DEBUG=* svc ...`
- * still traces oclif.
- */
-const debugShimPlugin = {
-  name: 'svc-debug-shim',
-  setup(b) {
-    b.onResolve({filter: /^debug$/}, (args) => (args.namespace === 'svc-debug' ? undefined : {path: 'debug', namespace: 'svc-debug'}))
-    b.onLoad({filter: /.*/, namespace: 'svc-debug'}, () => ({
-      resolveDir: root,
-      loader: 'js',
-      contents: `if (process.env.DEBUG) module.exports = require('debug')
-else {
-  const off = (namespace) => Object.assign(() => {}, {enabled: false, namespace, log() {}, destroy() {}, extend: (sub, d = ':') => off(namespace + d + sub)})
-  module.exports = Object.assign(off, {enable() {}, disable: () => '', enabled: () => false, names: [], skips: [], formatters: {}})
-  module.exports.default = module.exports
-}`,
-    }))
-  },
-}
-
-/** esbuild plugin applying PATCHES. */
-const patchPlugin = {
-  name: 'svc-patches',
-  setup(b) {
-    for (const patch of PATCHES) {
-      b.onLoad({filter: patch.file}, (args) => {
-        const text = readFileSync(args.path, 'utf8')
-        if (text.split(patch.from).length !== 2) throw new Error(`build:binary: expected one ${JSON.stringify(patch.from)} in ${args.path}`)
-        return {contents: text.replace(patch.from, patch.to), loader: 'js', resolveDir: join(args.path, '..')}
-      })
-    }
   },
 }
 
