@@ -12,6 +12,12 @@ export interface StoreEvents {
   publish(channel: string, payload: Record<string, unknown>): Promise<void>
   /** Calls `fn` for each notification on `channel` (own ones included); returns an unsubscribe. */
   subscribe(channel: string, fn: (payload: Record<string, unknown>) => void): () => void
+  /**
+   * Calls `fn` whenever notifications may have been missed: when the listening connection drops
+   * and again once it listens anew (PostgreSQL); never on SQLite, whose in-process delivery has no
+   * gap. A cache kept current by notifications drops what it holds. Returns an unsubscribe.
+   */
+  onGap(fn: () => void): () => void
   close(): Promise<void>
 }
 
@@ -35,6 +41,7 @@ function inProcessEvents(key: string): StoreEvents {
       mine.push([channel, fn])
       return () => emitter.off(channel, fn)
     },
+    onGap: () => () => {},
     close: async () => {
       for (const [c, fn] of mine) emitter.off(c, fn)
     },
@@ -53,13 +60,20 @@ async function pgEvents(url: string, notify: (channel: string, text: string) => 
   let closed = false
   const listening = new Set<string>()
   let connecting: Promise<void> | null = null
+  const gapListeners = new Set<() => void>()
+  const gap = () => {
+    for (const fn of gapListeners) fn()
+  }
+  let everConnected = false
 
   const connect = async () => {
     const c = new Client({connectionString: url})
     const lost = () => {
-      // The connection dropped: listen again after a pause; callers' polls cover the gap.
+      // The connection dropped: listen again after a pause; callers' polls cover the gap, and
+      // caches kept by notifications hear of it now and again once listening resumes.
       if (client !== c) return
       client = null
+      gap()
       reconnect()
     }
     c.on('error', lost)
@@ -78,6 +92,9 @@ async function pgEvents(url: string, notify: (channel: string, text: string) => 
     schema = rows[0].schema
     for (const ch of listening) await c.query(`listen ${ch}`)
     client = c
+    // What was published while no connection listened is lost: say so once listening again.
+    if (everConnected) gap()
+    everConnected = true
   }
   const reconnect = (): void => {
     if (!closed) setTimeout(() => void ensure().catch(reconnect), 1000).unref()
@@ -105,8 +122,13 @@ async function pgEvents(url: string, notify: (channel: string, text: string) => 
       }
       return () => emitter.off(channel, fn)
     },
+    onGap: (fn) => {
+      gapListeners.add(fn)
+      return () => gapListeners.delete(fn)
+    },
     close: async () => {
       closed = true
+      gapListeners.clear()
       emitter.removeAllListeners()
       const c = client
       client = null

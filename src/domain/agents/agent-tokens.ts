@@ -33,7 +33,9 @@ interface Cached {
  * an agent's high-frequency status reports would pay); a revocation (stop, delete, failed start)
  * is published over the store's events and drops the agent's tokens from every replica's cache
  * (PostgreSQL LISTEN/NOTIFY; SQLite is one node), so the next request anywhere reads the row and
- * is refused. A revocation that was not announced is seen within AGENT_TOKEN_CACHE_TTL_MS.
+ * is refused. A revocation that was not announced is seen within AGENT_TOKEN_CACHE_TTL_MS; one
+ * announced while this replica's listener was down is covered by dropping the whole cache when
+ * the listener drops and when it listens again (StoreEvents.onGap).
  */
 export function createAgentTokens(deps: Deps) {
   const {store, clock} = deps
@@ -62,6 +64,13 @@ export function createAgentTokens(deps: Deps) {
   }
   const unsubscribe = store.events.subscribe(AGENT_TOKENS_CHANNEL, (payload) => {
     if (typeof payload.agentId === 'string') drop(payload.agentId)
+  })
+  // Revocations announced while this replica was not listening are lost: forget every cached
+  // token (and what resolves in flight) when the listener drops and once it listens again.
+  const unGap = store.events.onGap(() => {
+    revocations++
+    cache.clear()
+    byAgent.clear()
   })
 
   /** The cached resolution of `secret`, if fresh; throws 401 once its token expired. */
@@ -135,6 +144,7 @@ export function createAgentTokens(deps: Deps) {
 
     close(): void {
       unsubscribe()
+      unGap()
     },
   }
 }
