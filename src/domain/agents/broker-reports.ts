@@ -39,10 +39,26 @@ export function createBrokerReports(deps: Deps, r: BrokerReportDeps) {
   }
 
   return {
-    /** A broker says which agents it runs: stop what the Hub deleted, mark lost sessions. */
-    async reconcile(brokerId: string, running: string[], workspaces: string[] = []): Promise<void> {
-      const known = await store.agents.list({brokerId, includeDeleted: true})
+    /**
+     * The Hub's agents on `brokerId` as the broker's hello arrives, before the broker counts as
+     * online: what `reconcile` judges against the hello's list (a snapshot of the same moment).
+     */
+    async agentsAtHello(brokerId: string): Promise<AgentRecord[]> {
+      return store.agents.list({brokerId, includeDeleted: true})
+    },
+
+    /**
+     * A broker says which agents it runs: stop what the Hub deleted, mark lost sessions. Judged
+     * on `known` (agentsAtHello, read before the broker was marked online): an agent started on
+     * the broker once it was online is not in the hello's list, and must not be marked lost for
+     * that (a create right after a broker connects, as on a workstation Hub's start).
+     */
+    async reconcile(brokerId: string, running: string[], workspaces: string[] = [], known?: AgentRecord[]): Promise<void> {
+      known ??= await store.agents.list({brokerId, includeDeleted: true})
       const byId = new Map(known.map((k) => [k.id, k]))
+      // Sessions the snapshot does not hold (none should): judged on their current records.
+      const unseen = running.filter((id) => !byId.has(id))
+      if (unseen.length) for (const k of await store.agents.list({ids: unseen, includeDeleted: true})) byId.set(k.id, k)
       // Workspaces of agents deleted while their broker was away: removed now (branches stay).
       for (const id of workspaces) {
         const rec = byId.get(id)

@@ -17,9 +17,12 @@ export function createBrokerEvents(deps: {brokers: BrokersService; agents: Agent
     switch (event) {
       case 'hello': {
         const h = data as HelloEvent
+        // The agents the hello's list speaks of: read before the broker counts as online, so one
+        // started on it from then on is not judged by a list that could not hold it.
+        const known = await agents.agentsAtHello(brokerId)
         await brokers.connected(brokerId, {capabilities: h.capabilities ?? [], runtimes: h.runtimes ?? [], version: h.version ?? ''})
         deps.telemetry?.emit({type: 'broker.connected', attributes: {'broker.id': brokerId, version: h.version ?? '', agents: (h.agents ?? []).length}})
-        await agents.reconcile(brokerId, h.agents ?? [], h.workspaces ?? [])
+        await agents.reconcile(brokerId, h.agents ?? [], h.workspaces ?? [], known)
         return
       }
       case 'agent_status':
