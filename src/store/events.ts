@@ -65,6 +65,7 @@ async function pgEvents(url: string, notify: (channel: string, text: string) => 
     for (const fn of gapListeners) fn()
   }
   let everConnected = false
+  let listens: Promise<unknown> = Promise.resolve()
 
   const connect = async () => {
     const c = new Client({connectionString: url})
@@ -116,7 +117,9 @@ async function pgEvents(url: string, notify: (channel: string, text: string) => 
       emitter.on(channel, fn)
       if (!listening.has(channel)) {
         listening.add(channel)
-        void ensure()
+        // One LISTEN at a time on the client (pg deprecates a query sent while one runs).
+        listens = listens
+          .then(ensure)
           .then(() => client?.query(`listen ${channel}`))
           .catch(() => {})
       }
