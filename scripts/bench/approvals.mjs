@@ -10,7 +10,8 @@
 //    printing its answer, BENCH_ROUNDS (3) rounds. svc's part alone.
 // 2. claude: N real Claude Code agents (parts/approvals-claude.mjs), each asking to run a Bash
 //    command that writes its own start time; timed from the decision being sent to the command
-//    starting, BENCH_ROUNDS rounds, split into svc's part and Claude Code's.
+//    starting, BENCH_ROUNDS rounds, split into svc's part and Claude Code's. BENCH_DECIDE=burst
+//    sends the N decisions back to back, =one each once the previous command started.
 // Targets (issue 28, for part 2): median <= 300 ms, p99 <= 1 s. Printed, never asserted.
 // BENCH_HUB_NODE_ARGS passes node flags to the Hub (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import {execFileSync, spawn, spawnSync} from 'node:child_process'
@@ -29,6 +30,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'hook,claude').split(','))
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+// BENCH_DECIDE=burst (default: the decisions back to back) or one (each once the previous command started).
+const DECIDE = process.env.BENCH_DECIDE === 'one' ? 'one' : 'burst'
 const HUB_NODE_ARGS = (process.env.BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const KEY = 'sk-ant-bench-key-for-the-scripted-server-0123456789'
 const TRACE = '.svc-hook-trace.jsonl'
@@ -122,7 +125,7 @@ try {
   }
   out(`approvals bench: Claude Code ${execFileSync('claude', ['--version'], {env, encoding: 'utf8'}).trim()}, node ${process.version}, ${cpus().length} CPUs, load ${loadAverage()}`)
   if (PARTS.has('hook')) await hookPart({api, project, tmux, hubUrl, env, removeAgent})
-  if (PARTS.has('claude')) await claudeApprovalsPart({api, project, model, trace: TRACE, debug: DEBUG_DIR && {from: CLAUDE_DEBUG, to: DEBUG_DIR}, agents: AGENTS, rounds: ROUNDS, removeAgent, out, load: loadAverage})
+  if (PARTS.has('claude')) await claudeApprovalsPart({api, project, model, trace: TRACE, debug: DEBUG_DIR && {from: CLAUDE_DEBUG, to: DEBUG_DIR}, agents: AGENTS, rounds: ROUNDS, removeAgent, out, load: loadAverage, decide: DECIDE})
 } finally {
   if (hub && hub.exitCode === null) {
     hub.kill('SIGTERM')

@@ -11,7 +11,9 @@
 // tool's shell starting the command). And the CPU Claude Code's process tree spent from the
 // decision to the command (/proc: its own, its live descendants' and its reaped children's, so a
 // hook that exits in between counts once): on a machine with C cores, N such decisions at once
-// take at least N * cpu / C of wall time whatever svc does. Printed, never asserted.
+// take at least N * cpu / C of wall time whatever svc does. `decide`: 'burst' sends the
+// decisions back to back, 'one' sends each once the previous command started (BENCH_DECIDE).
+// Printed, never asserted.
 import {copyFileSync, existsSync, readdirSync, readFileSync, readlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {until} from '../lib.mjs'
@@ -123,7 +125,7 @@ function claudeSteps(samples, log, out) {
  * Runs the part on a Hub whose `claude` harness config points at `model` and sets
  * SVC_HOOK_TRACE to `trace` (a path relative to each agent's work tree).
  */
-export async function claudeApprovalsPart({api, project, model, trace, debug, agents: count, rounds, removeAgent, out, load}) {
+export async function claudeApprovalsPart({api, project, model, trace, debug, agents: count, rounds, removeAgent, out, load, decide = 'burst'}) {
   model.respond(approvalsScript(rounds))
   const agents = []
   const samples = []
@@ -159,11 +161,14 @@ export async function claudeApprovalsPart({api, project, model, trace, debug, ag
           ),
         ]),
       )
-      // In turn, each as soon as the previous one was answered: the later ones wait meanwhile.
+      // burst: each as soon as the previous decision was answered (ten Claude Codes then start
+      // their commands at once). one: each once the previous allowed command has started, the
+      // others still waiting in their hooks (a person deciding one request at a time).
       for (const approval of pending) {
         const at = Date.now()
         await api('POST', `/approvals/${approval.id}/decision`, {decision: 'allow'})
         sent.push({approval, at, answered: Date.now()})
+        if (decide === 'one') await watchers.get(approval.agentId)
       }
       for (const s of sent) {
         const agent = agents.find((a) => a.id === s.approval.agentId)
@@ -204,5 +209,5 @@ export async function claudeApprovalsPart({api, project, model, trace, debug, ag
   row('later calls', samples.filter((s) => s.round > 0).map((s) => s.cpu).filter(Number.isFinite))
   const total = col('total')
   const [p50, p99] = [pct(total, 50), pct(total, 99)]
-  out(`approvals (Claude Code): ${count} agents waiting at once, ${total.length} decisions; decision -> command started: median ${ms(p50)} (target <= 300 ms: ${verdict(p50 <= 300)}), p99 ${ms(p99)} (target <= 1000 ms: ${verdict(p99 <= 1000 && !missed.length)})${missed.length ? `; ${missed.length} allowed commands never ran` : ''}; load ${load()}`)
+  out(`approvals (Claude Code): ${count} agents waiting at once, decided ${decide === 'one' ? 'one at a time (each once the previous command started)' : 'in a burst (all ten at once)'}, ${total.length} decisions; decision -> command started: median ${ms(p50)} (target <= 300 ms: ${verdict(p50 <= 300)}), p99 ${ms(p99)} (target <= 1000 ms: ${verdict(p99 <= 1000 && !missed.length)})${missed.length ? `; ${missed.length} allowed commands never ran` : ''}; load ${load()}`)
 }
