@@ -42,7 +42,9 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv, re: RegExp) {
   return {matched, exited}
 }
 
-describe('svc auth login / logout against a hosted Hub and a real OpenID provider', () => {
+// Each sign-in spawns the CLI, a scripted browser under tsx and several more CLI calls: under a
+// loaded CI one test took over the default 30 s. A liveness bound, not a target.
+describe('svc auth login / logout against a hosted Hub and a real OpenID provider', {timeout: 120_000}, () => {
   const serverHome = mkdtempSync(join(tmpdir(), 'svc-e2e-hub-'))
   const work = mkdtempSync(join(tmpdir(), 'svc-e2e-cli-'))
   const browserLog = join(work, 'browser.log')
