@@ -228,7 +228,7 @@ describeEachDialect('agents: the API', (dialect) => {
     // The agent's last report says running; it is still in memory when the broker's hello
     // (which no longer names the agent) is reconciled.
     expect((await hub.request('POST', `/api/v1/agents/${a.id}/status`, {body: {phase: 'running', activity: 'thinking'}, token: hub.tokenOf(a.id)})).status).toBe(200)
-    await hub.services.agents.reconcile(a.brokerId, [])
+    await hub.services.agents.reconcile(a.brokerId, await hub.services.agents.agentsAtHello(a.brokerId), [])
     expect((await get(a.id)).body.agent).toMatchObject({phase: 'stopped', activity: null, error: expect.stringMatching(/no longer runs/)})
     // Past the writer's next batches, the stop stands in the database and in reads.
     await new Promise((r) => setTimeout(r, 600))

@@ -53,12 +53,9 @@ export function createBrokerReports(deps: Deps, r: BrokerReportDeps) {
      * the broker once it was online is not in the hello's list, and must not be marked lost for
      * that (a create right after a broker connects, as on a workstation Hub's start).
      */
-    async reconcile(brokerId: string, running: string[], workspaces: string[] = [], known?: AgentRecord[]): Promise<void> {
-      known ??= await store.agents.list({brokerId, includeDeleted: true})
+    async reconcile(brokerId: string, known: AgentRecord[], running: string[], workspaces: string[] = []): Promise<void> {
+      // A session of an agent the snapshot does not hold is not one the Hub gave this broker: stopped.
       const byId = new Map(known.map((k) => [k.id, k]))
-      // Sessions the snapshot does not hold (none should): judged on their current records.
-      const unseen = running.filter((id) => !byId.has(id))
-      if (unseen.length) for (const k of await store.agents.list({ids: unseen, includeDeleted: true})) byId.set(k.id, k)
       // Workspaces of agents deleted while their broker was away: removed now (branches stay).
       for (const id of workspaces) {
         const rec = byId.get(id)

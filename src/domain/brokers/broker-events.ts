@@ -22,7 +22,7 @@ export function createBrokerEvents(deps: {brokers: BrokersService; agents: Agent
         const known = await agents.agentsAtHello(brokerId)
         await brokers.connected(brokerId, {capabilities: h.capabilities ?? [], runtimes: h.runtimes ?? [], version: h.version ?? ''})
         deps.telemetry?.emit({type: 'broker.connected', attributes: {'broker.id': brokerId, version: h.version ?? '', agents: (h.agents ?? []).length}})
-        await agents.reconcile(brokerId, h.agents ?? [], h.workspaces ?? [], known)
+        await agents.reconcile(brokerId, known, h.agents ?? [], h.workspaces ?? [])
         return
       }
       case 'agent_status':
