@@ -20,6 +20,22 @@ function ctx(over: Partial<LaunchContext> = {}): LaunchContext {
   return {agentId: 'a1', agentName: 'fix', home, workdir: '/nonexistent/workdir', resume: false, env: {ANTHROPIC_API_KEY: 'sk-secret-value'}, authType: 'api-key', hookCommand: ['/usr/bin/node', '/opt/svc/bin/run.js', 'hook', 'opencode'], userHome: '/root', ...over}
 }
 
+/**
+ * The svc plugin (pluginSource) in a temp dir whose hooks run `node hook.mjs <event>`, the hook's
+ * source made by `source(log, dir)`; loaded: the dir, the hooks' log path and its `SvcHooks`.
+ */
+async function pluginWithHook(name: string, source: (log: string, dir: string) => string): Promise<{dir: string; log: string; SvcHooks: (input?: unknown) => Promise<any>}> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
+  dirs.push(dir)
+  const log = join(dir, 'hooks.log')
+  const hook = join(dir, 'hook.mjs')
+  writeFileSync(hook, source(log, dir))
+  const file = join(dir, `${name}.mjs`)
+  writeFileSync(file, pluginSource([process.execPath, hook]))
+  const {SvcHooks} = await import(file)
+  return {dir, log, SvcHooks}
+}
+
 describe('opencode harness module', {timeout: 240_000}, () => {
   it('is registered under its type', () => {
     expect(harnessModule('opencode')).toBe(opencode)
@@ -33,18 +49,8 @@ describe('opencode harness module', {timeout: 240_000}, () => {
   })
 
   it('the plugin runs its hooks one after another in the order of the events, a slow one holding back the next', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
-    dirs.push(dir)
-    const log = join(dir, 'hooks.log')
     // A hook that takes 400 ms for a busy status (as a slow process start would) and none otherwise.
-    const hook = join(dir, 'hook.mjs')
-    writeFileSync(
-      hook,
-      `import {appendFileSync, readFileSync} from 'node:fs'\nconst p = JSON.parse(readFileSync(0, 'utf8'))\nif (p.status?.type === 'busy') await new Promise((r) => setTimeout(r, 400))\nappendFileSync(${JSON.stringify(log)}, process.argv[2] + ':' + (p.status?.type ?? '') + '\\n')\n`,
-    )
-    const file = join(dir, 'svc-hooks.mjs')
-    writeFileSync(file, pluginSource([process.execPath, hook]))
-    const {SvcHooks} = await import(file)
+    const {log, SvcHooks} = await pluginWithHook('svc-hooks', (log) => `import {appendFileSync, readFileSync} from 'node:fs'\nconst p = JSON.parse(readFileSync(0, 'utf8'))\nif (p.status?.type === 'busy') await new Promise((r) => setTimeout(r, 400))\nappendFileSync(${JSON.stringify(log)}, process.argv[2] + ':' + (p.status?.type ?? '') + '\\n')\n`)
     const hooks = await SvcHooks()
     // What OpenCode fires at the end of a short turn, within milliseconds.
     const status = (type: string) => ({event: {type: 'session.status', properties: {sessionID: 's1', status: {type}}}})
@@ -57,14 +63,7 @@ describe('opencode harness module', {timeout: 240_000}, () => {
   })
 
   it('the plugin ends a turn at the first idle after busy, passes the error a session stopped on, and forgets it once the session works again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
-    dirs.push(dir)
-    const log = join(dir, 'hooks.log')
-    const hook = join(dir, 'hook.mjs')
-    writeFileSync(hook, `import {appendFileSync, readFileSync} from 'node:fs'\nconst p = JSON.parse(readFileSync(0, 'utf8'))\nappendFileSync(${JSON.stringify(log)}, process.argv[2] + (p.lastError ? ':' + p.lastError.name : '') + (p.endsTurn === false ? ':repeat' : '') + '\\n')\n`)
-    const file = join(dir, 'svc-hooks-errors.mjs')
-    writeFileSync(file, pluginSource([process.execPath, hook]))
-    const {SvcHooks} = await import(file)
+    const {log, SvcHooks} = await pluginWithHook('svc-hooks-errors', (log) => `import {appendFileSync, readFileSync} from 'node:fs'\nconst p = JSON.parse(readFileSync(0, 'utf8'))\nappendFileSync(${JSON.stringify(log)}, process.argv[2] + (p.lastError ? ':' + p.lastError.name : '') + (p.endsTurn === false ? ':repeat' : '') + '\\n')\n`)
     const hooks = await SvcHooks()
     const busy = {event: {type: 'session.status', properties: {sessionID: 's1', status: {type: 'busy'}}}}
     const error = {event: {type: 'session.error', properties: {sessionID: 's1', error: {name: 'APIError'}}}}
@@ -78,16 +77,11 @@ describe('opencode harness module', {timeout: 240_000}, () => {
   })
 
   it('the plugin asks a permission outside the queue: after the hooks before it, holding those after it until the Hub holds the request, then replies through the SDK client', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
-    dirs.push(dir)
-    const log = join(dir, 'hooks.log')
-    const go = join(dir, 'decided')
     // The approval hook says pending at once, then waits for the test's decision (a file); the
     // others log their event. A hook before the request is slow: the request must wait for it.
-    const hook = join(dir, 'hook.mjs')
-    writeFileSync(
-      hook,
-      [
+    const {dir, log, SvcHooks} = await pluginWithHook('svc-hooks-ask', (log, dir) => {
+      const go = join(dir, 'decided')
+      return [
         `import {appendFileSync, existsSync, readFileSync} from 'node:fs'`,
         `const event = process.argv[2]`,
         `const p = JSON.parse(readFileSync(0, 'utf8'))`,
@@ -99,13 +93,11 @@ describe('opencode harness module', {timeout: 240_000}, () => {
         `  process.stdout.write(readFileSync(${JSON.stringify(go)}, 'utf8'))`,
         `  appendFileSync(${JSON.stringify(log)}, 'decided ' + p.id + '\\n')`,
         `}`,
-      ].join('\n'),
-    )
+      ].join('\n')
+    })
+    const go = join(dir, 'decided')
     const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [])
     const until = (n: number) => waitFor(() => lines().length >= n, 90_000, `${n} hook lines (${lines().join(', ')})`)
-    const file = join(dir, 'svc-hooks-ask.mjs')
-    writeFileSync(file, pluginSource([process.execPath, hook]))
-    const {SvcHooks} = await import(file)
     // OpenCode 1.18's plugin client (SDK v1): a deny's reason by the v2 route through its HTTP
     // client (the v1 client has no method for it), an allow by its own (deprecated route) method.
     const posted: any[] = []
@@ -145,13 +137,8 @@ describe('opencode harness module', {timeout: 240_000}, () => {
   })
 
   it('a reply OpenCode does not take is reported as the agent\'s error, through the queue; one it no longer holds (answered in the TUI) is not', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-oc-plugin-'))
-    dirs.push(dir)
-    const log = join(dir, 'hooks.log')
     // The approval hook answers at once with the reply in the request's `metadata.reply`.
-    const hook = join(dir, 'hook.mjs')
-    writeFileSync(
-      hook,
+    const {log, SvcHooks} = await pluginWithHook('svc-hooks-fail', (log) =>
       [
         `import {appendFileSync, readFileSync} from 'node:fs'`,
         `const event = process.argv[2]`,
@@ -160,9 +147,6 @@ describe('opencode harness module', {timeout: 240_000}, () => {
         `appendFileSync(${JSON.stringify(log)}, JSON.stringify([event, p.id, p.reply ?? null, p.error ?? null, p.metadata?.command ?? null]) + '\\n')`,
       ].join('\n'),
     )
-    const file = join(dir, 'svc-hooks-fail.mjs')
-    writeFileSync(file, pluginSource([process.execPath, hook]))
-    const {SvcHooks} = await import(file)
     const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [])
     const asked = (hooks: any, id: string, reply: object) => hooks.event({event: {type: 'permission.asked', properties: {id, sessionID: 's1', permission: 'bash', patterns: ['make deploy'], metadata: {command: 'make deploy', reply}}}})
     // As the SDK answers: {error, response} for a refusal (it does not throw), or a throw (no server).
