@@ -120,6 +120,16 @@ describe('status delivery: reports the Hub did not take are kept, then delivered
     expect(existsSync(kept())).toBe(false)
   })
 
+  it('a 429 is not taken: the report is kept with its turn and sent again', async () => {
+    hub.answer(429)
+    expect(await deliver(env, {activity: 'idle', turnEnded: true})).toBe(429)
+    expect(keptNow()).toMatchObject({activity: 'idle', turns: 1})
+    hub.answer(200)
+    await deliverKept(env)
+    expect(hub.bodies.at(-1)).toMatchObject({activity: 'idle', turnEnded: true})
+    expect(existsSync(kept())).toBe(false)
+  })
+
   it('a 4xx is final: the report is dropped, nothing kept', async () => {
     hub.answer(401)
     expect(await deliver(env, {activity: 'idle', turnEnded: true})).toBe(401)

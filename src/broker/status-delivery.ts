@@ -83,8 +83,12 @@ export function keptReportsFile(env: NodeJS.ProcessEnv): string | null {
   return env.SVC_AUTH_TOKEN_FILE ? join(dirname(env.SVC_AUTH_TOKEN_FILE), 'status-pending.json') : null
 }
 
-/** True when the Hub did not take a report, or may not have: it is worth sending again. */
-const undelivered = (a: Answer) => a === null || a === 'unanswered' || a >= 500
+/**
+ * True when the Hub did not take a report, or may not have: it is worth sending again. A 429 is
+ * not taken either (the address is throttled: agents of one host share it, so another agent's bad
+ * credentials can cause it), unlike the other 4xx, which would be answered the same again.
+ */
+const undelivered = (a: Answer) => a === null || a === 'unanswered' || a === 429 || a >= 500
 
 /** `newer` folded onto `older`: later fields win, turns add up, usage keeps each session's latest. */
 export function fold(older: KeptReports | null, newer: StatusReport | KeptReports): KeptReports {
