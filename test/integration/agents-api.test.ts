@@ -230,6 +230,9 @@ describeEachDialect('agents: the API', (dialect) => {
     expect((await hub.request('POST', `/api/v1/agents/${a.id}/status`, {body: {phase: 'running', activity: 'thinking'}, token: hub.tokenOf(a.id)})).status).toBe(200)
     await hub.services.agents.reconcile(a.brokerId, await hub.services.agents.agentsAtHello(a.brokerId), [])
     expect((await get(a.id)).body.agent).toMatchObject({phase: 'stopped', activity: null, error: expect.stringMatching(/no longer runs/)})
+    // Its token ends with it (a sandbox the broker lost may still be running): cached before, refused now.
+    expect((await hub.request('GET', '/api/v1/auth/me', {token: hub.tokenOf(a.id)})).status).toBe(401)
+    expect((await hub.request('POST', '/api/v1/agents', {body: {name: 'child-of-lost'}, token: hub.tokenOf(a.id)})).status).toBe(401)
     // Past the writer's next batches, the stop stands in the database and in reads.
     await new Promise((r) => setTimeout(r, 600))
     expect(await hub.store.agents.get(a.id)).toMatchObject({phase: 'stopped'})

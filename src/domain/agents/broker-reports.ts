@@ -70,6 +70,8 @@ export function createBrokerReports(deps: Deps, r: BrokerReportDeps) {
           // A report still pending would otherwise write its phase over the stop.
           await r.status.forget(rec.id)
           await store.agents.update(rec.id, {phase: 'stopped', activity: null, error: 'the broker no longer runs this agent'}, now())
+          // As at any other end: a sandbox the broker lost track of may still hold the token.
+          await r.tokens.revokeAll(rec.id)
         }
       }
     },
