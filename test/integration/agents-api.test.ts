@@ -275,6 +275,13 @@ describeEachDialect('agents: the API', (dialect) => {
       expect(fresh.body.token).not.toBe(token)
       expect(Date.parse(fresh.body.expiresAt)).toBeGreaterThan(clock.now().getTime() + AGENT_TOKEN_TTL_MS - 60_000)
       expect((await hub.request('GET', '/api/v1/auth/me', {token: fresh.body.token})).body.principal.id).toBe(a.id)
+      // Refreshed again with the same old token: still two live tokens, never more (the first
+      // fresh one is revoked), so a loop of refreshes mints no pile of valid tokens.
+      const again = await hub.request('POST', `/api/v1/agents/${a.id}/token/refresh`, {token})
+      expect(again.status).toBe(200)
+      expect((await hub.request('GET', '/api/v1/auth/me', {token: fresh.body.token})).status).toBe(401)
+      expect((await hub.request('GET', '/api/v1/auth/me', {token: again.body.token})).status).toBe(200)
+      expect((await hub.request('GET', '/api/v1/auth/me', {token})).status).toBe(200)
     } finally {
       clock.advance(-jump)
     }

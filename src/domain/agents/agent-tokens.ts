@@ -17,7 +17,8 @@ export const REFRESH_WINDOW_MS = 12 * 60 * 60 * 1000
 export const AGENT_TOKEN_CACHE_TTL_MS = 15_000
 /** The store event channel that tells every replica an agent's tokens were revoked: `{agentId}`. */
 export const AGENT_TOKENS_CHANNEL = 'svc_agent_tokens'
-// A bound on memory: only valid tokens are cached, so this is only reached by that many live agents.
+// A bound on memory: only valid tokens are cached, at most two per agent (a refresh keeps the one
+// presented and the new one), so this is only reached by that many live agents.
 const CACHE_MAX = 50_000
 
 interface Cached {
@@ -127,7 +128,16 @@ export function createAgentTokens(deps: Deps) {
       }
       const agent = await store.agents.get(agentId)
       if (!agent || agent.deletedAt) throw new AppError('unauthorized', 'the agent of this token no longer exists')
-      return this.mint(agent)
+      const fresh = await this.mint(agent)
+      // At most two live tokens: the one presented (processes may still hold it until they read the
+      // new one) and the new one. Every refresh with the same old token would otherwise mint one
+      // more live token, without bound.
+      const dropped = await store.agents.revokeTokensExcept(agentId, [hashSecret(current), hashSecret(fresh.token)], iso(clock.now()))
+      if (dropped) {
+        drop(agentId)
+        await store.events.publish(AGENT_TOKENS_CHANNEL, {agentId}).catch((err) => deps.logger.warn({err, agentId}, 'token revocation not announced; other replicas drop the tokens when their cache entries expire'))
+      }
+      return fresh
     },
 
     /**

@@ -360,6 +360,11 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
   async revokeTokens(agentId: string, now: string): Promise<void> {
     await db.updateTable('agent_tokens').set({revoked_at: now}).where('agent_id', '=', agentId).where('revoked_at', 'is', null).execute()
   },
+  /** Revokes the agent's live tokens but those with the given hashes; answers how many it revoked. */
+  async revokeTokensExcept(agentId: string, keepHashes: string[], now: string): Promise<number> {
+    const r = await db.updateTable('agent_tokens').set({revoked_at: now}).where('agent_id', '=', agentId).where('revoked_at', 'is', null).where('token_hash', 'not in', keepHashes).executeTakeFirst()
+    return Number(r.numUpdatedRows)
+  },
   async putLogArchive(agentId: string, content: string, now: string): Promise<void> {
     await db
       .insertInto('agent_log_archives')
