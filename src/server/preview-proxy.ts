@@ -1,7 +1,9 @@
 /**
  * Relaying HTTP and WebSocket to an agent's port over a byte stream of its broker's tunnel
- * (previews, agent-ports.ts). Streamed both ways, never buffered: the request body is piped to
- * the stream, the response piped back, and a WebSocket upgrade becomes a plain byte relay.
+ * (previews, agent-ports.ts). Streamed both ways: the request body is written to the stream in
+ * its framing, the answer's head parsed (preview-response.ts) and its body passed on as it
+ * arrives (reading paused while ~1 MiB waits for the browser), and a WebSocket upgrade becomes a
+ * plain byte relay.
  *
  * What crosses to the agent is cleaned of the person's credentials (the Authorization header,
  * the Hub's cookies); what comes back is kept inside the preview: its pages are served in a

@@ -123,4 +123,19 @@ describe('AnswerReader: an agent server\'s answer, its body passed on as it arri
     expect(() => read([`${long}\r\n\r\n`])).toThrow(MalformedAnswer)
     expect(() => read(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', `5;${'e'.repeat(maxHeaderSize)}`])).toThrow(MalformedAnswer)
   })
+
+  it('interim answers share the final head\'s size limit: a flood of them is refused', () => {
+    // Each under the limit alone; together over it (each had an allowance of its own).
+    const interim = `HTTP/1.1 103 Early Hints\r\nX: a${' '.repeat(4000)}b\r\n\r\n`
+    const flood = interim.repeat(Math.ceil(maxHeaderSize / interim.length) + 1)
+    expect(() => read([`${flood}HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n`])).toThrow(MalformedAnswer)
+    expect(read([`${interim}${interim}HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n`])).toMatchObject({head: {status: 200}, done: true})
+  })
+
+  it('values keep inner spaces and lose outer ones however long the run; names like constructor are plain headers', () => {
+    const r = read([`HTTP/1.1 200 OK\r\nX: \t a${' '.repeat(8000)}b \t\r\nconstructor: c\r\n__proto__: p\r\ncontent-length: 0\r\n\r\n`])
+    expect(r.head!.headers.x).toBe(`a${' '.repeat(8000)}b`)
+    expect(r.head!.headers.constructor).toBe('c')
+    expect(Object.getOwnPropertyDescriptor(r.head!.headers, '__proto__')?.value).toBe('p')
+  })
 })

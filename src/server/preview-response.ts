@@ -35,6 +35,7 @@ const STATUS_LINE = /^HTTP\/1\.[01] (\d{3})(?: [^\x00-\x08\x0a-\x1f\x7f]*)?$/
 // node:http keeps the first of these when repeated (IncomingMessage#_addHeaderLine).
 const SINGLE = new Set(['age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent'])
 const CRLFCRLF = Buffer.from('\r\n\r\n')
+const CRLF = Buffer.from('\r\n')
 
 /**
  * Parses one head (without its final empty line). `noBody`: the request was HEAD. A 1xx other
@@ -46,14 +47,15 @@ export function parseHead(text: string, noBody: boolean): AnswerHead {
   if (!m) throw new MalformedAnswer('the agent\'s server did not answer with HTTP/1.x')
   const status = Number(m[1])
   if (status < 100 || status === 101) throw new MalformedAnswer(`the agent's server answered ${status}`)
-  const headers: Record<string, string | string[]> = {}
+  // No prototype: a header named `constructor` or `__proto__` is a header like any other.
+  const headers: Record<string, string | string[]> = Object.create(null)
   const lengths = new Set<string>()
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]
     const colon = line.indexOf(':')
     const name = colon > 0 ? line.slice(0, colon).toLowerCase() : ''
     if (!TOKEN.test(name)) throw new MalformedAnswer('the agent\'s server sent a malformed header line')
-    const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, '')
+    const value = trimOws(line, colon + 1)
     if (BAD_VALUE.test(value)) throw new MalformedAnswer(`the agent's server sent a control character in ${name}`)
     if (name === 'content-length') lengths.add(value)
     const had = headers[name]
@@ -63,6 +65,53 @@ export function parseHead(text: string, noBody: boolean): AnswerHead {
   }
   if (lengths.size > 1) throw new MalformedAnswer('the agent\'s server sent conflicting Content-Length fields')
   return {status, headers, framing: framingOf(status, headers, noBody)}
+}
+
+/** `line` from `from` without leading and trailing spaces and tabs (a loop: a regex backtracks on long runs). */
+function trimOws(line: string, from: number): string {
+  let start = from
+  let end = line.length
+  while (start < end && (line.charCodeAt(start) === 0x20 || line.charCodeAt(start) === 0x09)) start++
+  while (end > start && (line.charCodeAt(end - 1) === 0x20 || line.charCodeAt(end - 1) === 0x09)) end--
+  return line.slice(start, end)
+}
+
+/**
+ * Bytes held until a delimiter arrives: the pieces kept as they came and joined once it is found,
+ * and each arrival searched only where the delimiter could newly appear, so bytes that trickle in
+ * one at a time cost linear time, not a copy and a scan of all held bytes per arrival.
+ */
+class Held {
+  private pieces: Buffer[] = []
+  length = 0
+
+  /** Where `delim` starts in the held bytes followed by `chunk`; -1 when it is not there yet. */
+  find(chunk: Buffer, delim: Buffer): number {
+    const want = Math.min(delim.length - 1, this.length)
+    const tail: Buffer[] = []
+    for (let i = this.pieces.length - 1, n = 0; i >= 0 && n < want; i--) {
+      const p = this.pieces[i]
+      const take = Math.min(p.length, want - n)
+      tail.unshift(p.subarray(p.length - take))
+      n += take
+    }
+    const at = (tail.length ? Buffer.concat([...tail, chunk]) : chunk).indexOf(delim)
+    return at < 0 ? -1 : this.length - want + at
+  }
+
+  /** Holds `chunk` (a copy when `copy`: a small piece of a large read should not keep all of it). */
+  hold(chunk: Buffer, copy: boolean): void {
+    this.pieces.push(copy ? Buffer.from(chunk) : chunk)
+    this.length += chunk.length
+  }
+
+  /** The held bytes followed by `chunk`, and nothing held any more. */
+  take(chunk: Buffer): Buffer {
+    const all = this.length ? Buffer.concat([...this.pieces, chunk]) : chunk
+    this.pieces = []
+    this.length = 0
+    return all
+  }
 }
 
 function framingOf(status: number, headers: Record<string, string | string[]>, noBody: boolean): Framing {
@@ -89,12 +138,14 @@ function framingOf(status: number, headers: Record<string, string | string[]>, n
  * returns false when the answer was cut short. Throws `MalformedAnswer`.
  */
 export class AnswerReader {
-  private pending: Buffer | null = null
+  private readonly held = new Held()
   private framing: Framing | null = null
   private left = 0
   /** Where a chunked body is: a size line, data, the CRLF after data, or trailer lines. */
   private state: 'size' | 'data' | 'crlf' | 'trailer' = 'size'
   private complete = false
+  /** Bytes of heads read so far, interim ones included: all of them share one head's limit. */
+  private headBytes = 0
 
   constructor(
     private readonly noBody: boolean,
@@ -105,26 +156,27 @@ export class AnswerReader {
   feed(chunk: Buffer): boolean {
     if (this.complete) return true
     if (this.framing) return this.onBody(chunk)
-    let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk
     for (;;) {
-      const end = buf.indexOf(CRLFCRLF)
+      const end = this.held.find(chunk, CRLFCRLF)
       if (end < 0) {
-        if (buf.length > maxHeaderSize) throw new MalformedAnswer(`the agent's server sent a head over ${maxHeaderSize} bytes`)
-        this.pending = buf
+        if (this.headBytes + this.held.length + chunk.length > maxHeaderSize) throw new MalformedAnswer(`the agent's server sent a head over ${maxHeaderSize} bytes`)
+        this.held.hold(chunk, false)
         return false
       }
-      if (end > maxHeaderSize) throw new MalformedAnswer(`the agent's server sent a head over ${maxHeaderSize} bytes`)
+      this.headBytes += end + 4
+      if (this.headBytes > maxHeaderSize) throw new MalformedAnswer(`the agent's server sent a head over ${maxHeaderSize} bytes`)
+      const buf = this.held.take(chunk)
       const h = parseHead(buf.toString('latin1', 0, end), this.noBody)
-      buf = buf.subarray(end + 4)
+      chunk = buf.subarray(end + 4)
       if (h.status >= 200) {
-        this.pending = null
         this.framing = h.framing
         if (h.framing.kind === 'length') this.left = h.framing.length
         this.head(h)
         if (h.framing.kind === 'none' || (h.framing.kind === 'length' && this.left === 0)) return (this.complete = true)
-        return buf.length ? this.onBody(buf) : false
+        return chunk.length ? this.onBody(chunk) : false
       }
       // An interim answer (100 Continue, 103 Early Hints): the final one follows.
+      if (!chunk.length) return false
     }
   }
 
@@ -150,9 +202,7 @@ export class AnswerReader {
   }
 
   /** Decodes chunked framing: the data goes on, sizes, extensions and trailers are dropped. */
-  private chunked(input: Buffer): boolean {
-    let buf = this.pending ? Buffer.concat([this.pending, input]) : input
-    this.pending = null
+  private chunked(buf: Buffer): boolean {
     while (buf.length) {
       if (this.state === 'data') {
         const take = Math.min(this.left, buf.length)
@@ -163,16 +213,28 @@ export class AnswerReader {
         continue
       }
       if (this.state === 'crlf') {
-        if (buf.length < 2) break
-        if (buf[0] !== 0x0d || buf[1] !== 0x0a) throw new MalformedAnswer('the agent\'s server sent a chunk without its CRLF')
-        buf = buf.subarray(2)
+        // The CRLF after a chunk's data, possibly split across reads.
+        const eol = this.held.find(buf, CRLF)
+        if (eol < 0) {
+          if (this.held.length + buf.length >= 2) throw new MalformedAnswer('the agent\'s server sent a chunk without its CRLF')
+          this.held.hold(buf, true)
+          return false
+        }
+        if (eol !== 0) throw new MalformedAnswer('the agent\'s server sent a chunk without its CRLF')
+        buf = this.held.take(buf).subarray(2)
         this.state = 'size'
         continue
       }
-      const eol = buf.indexOf('\r\n')
-      if (eol < 0) break
-      const line = buf.toString('latin1', 0, eol)
-      buf = buf.subarray(eol + 2)
+      const eol = this.held.find(buf, CRLF)
+      if (eol < 0) {
+        // A size or trailer line split across reads waits for its end, within the head's limit.
+        if (this.held.length + buf.length > maxHeaderSize) throw new MalformedAnswer('the agent\'s server sent an over-long chunk line')
+        this.held.hold(buf, true)
+        return false
+      }
+      const all = this.held.take(buf)
+      const line = all.toString('latin1', 0, eol)
+      buf = all.subarray(eol + 2)
       if (this.state === 'trailer') {
         if (line === '') return (this.complete = true)
         continue
@@ -182,9 +244,6 @@ export class AnswerReader {
       this.left = parseInt(m[1], 16)
       this.state = this.left === 0 ? 'trailer' : 'data'
     }
-    // A size or trailer line split across reads waits for its end, within the head's limit.
-    if (buf.length > maxHeaderSize) throw new MalformedAnswer('the agent\'s server sent an over-long chunk line')
-    if (buf.length) this.pending = Buffer.from(buf)
     return false
   }
 }
