@@ -7,6 +7,7 @@
  */
 import type {Duplex} from 'node:stream'
 import type {FastifyRequest} from 'fastify'
+import {createWebSocketStream, type WebSocket} from 'ws'
 
 const held = new WeakMap<FastifyRequest, {stream: Duplex; release: () => void}>()
 
@@ -26,4 +27,29 @@ export function takeHeld(request: FastifyRequest): Duplex | undefined {
   held.delete(request)
   h.release()
   return h.stream
+}
+
+// How long the agent's side may take to take in what the WebSocket sent before it closed.
+const DRAIN_MS = 5_000
+
+/**
+ * Relays the upgraded WebSocket and the byte stream both ways until either ends (a route's
+ * wsHandler, with the stream `takeHeld` gave it). A clean end of the stream is passed on (the
+ * WebSocket closes after its last bytes); a failure on either side cuts the other. When the
+ * WebSocket closes, the stream goes too once what was sent is written (within DRAIN_MS): an
+ * agent's server that keeps its half of the connection open would otherwise keep it forever.
+ */
+export function joinWebSocket(socket: WebSocket, stream: Duplex): void {
+  const ws = createWebSocketStream(socket)
+  ws.on('error', () => stream.destroy())
+  stream.on('error', () => ws.destroy())
+  stream.on('close', () => stream.readableEnded || ws.destroy())
+  socket.on('close', () => {
+    if (stream.destroyed) return
+    const done = () => stream.destroy()
+    stream.once('finish', done)
+    setTimeout(done, DRAIN_MS).unref()
+    if (stream.writableFinished) done()
+  })
+  ws.pipe(stream).pipe(ws)
 }

@@ -34,8 +34,11 @@ describe('forward routes: the byte stream of an upgrade that never completes is 
   let holder: FastifyInstance
   let holderPort = 0
   let agentServer: net.Server
-  /** The agent's side of each connection opened to its port. */
+  /** The agent's side of each connection opened to its port, and the Hub's. */
   const agentSide: net.Socket[] = []
+  const hubSide: net.Socket[] = []
+  /** The agent's server keeps its half open after the Hub's side ends (as a hostile one may). */
+  let holdHalfOpen = false
   /** Each open waits for this before connecting (a broker slow to open the port). */
   let gate: Promise<void> = Promise.resolve()
   let unregister = () => {}
@@ -57,9 +60,10 @@ describe('forward routes: the byte stream of an upgrade that never completes is 
   }
 
   beforeAll(async () => {
-    agentServer = net.createServer((s) => {
+    agentServer = net.createServer({allowHalfOpen: true}, (s) => {
       agentSide.push(s)
       s.on('data', (d) => s.write(d))
+      s.on('end', () => holdHalfOpen || s.end())
     })
     await new Promise<void>((r) => agentServer.listen(0, '127.0.0.1', r))
     const agentPort = (agentServer.address() as AddressInfo).port
@@ -82,6 +86,7 @@ describe('forward routes: the byte stream of an upgrade that never completes is 
       await gate
       const s = net.connect(agentPort, '127.0.0.1')
       await once(s, 'connect')
+      hubSide.push(s)
       return s
     })
     holder = Fastify()
@@ -110,6 +115,21 @@ describe('forward routes: the byte stream of an upgrade that never completes is 
     const side = agentSide.at(-1)!
     ws.close()
     await waitFor(() => side.destroyed || side.readableEnded)
+  })
+
+  it("the client closes the WebSocket while the agent's server holds its half open: the port connection is closed", async () => {
+    holdHalfOpen = true
+    try {
+      const ws = new WebSocket(`ws://127.0.0.1:${holderPort}${path}`, {headers: signForReplica(key, 'other', 'holder', 'GET', path)})
+      await once(ws, 'open')
+      ws.send(Buffer.from('ping'))
+      await once(ws, 'message')
+      const side = hubSide.at(-1)!
+      ws.close()
+      await waitFor(() => side.destroyed)
+    } finally {
+      holdHalfOpen = false
+    }
   })
 
   it('the client leaves while the port is being opened: the port connection is closed once it opens', async () => {

@@ -1,10 +1,9 @@
 import type {} from '@fastify/websocket'
 import type {FastifyInstance, FastifyRequest} from 'fastify'
-import {createWebSocketStream} from 'ws'
 import {AppError} from '../../api/app-error.js'
 import type {TunnelStream} from '../../domain/brokers/gateway.js'
 import type {TunnelRegistry} from '../tunnel/tunnel-registry.js'
-import {holdForUpgrade, takeHeld} from '../upgrade-hold.js'
+import {holdForUpgrade, joinWebSocket, takeHeld} from '../upgrade-hold.js'
 import {FORWARD_CONTENT_TYPE, FORWARD_DUPLEX_PATH, FORWARD_REQUEST_PATH, FORWARD_STREAM_PATH, type StreamControl} from './forward-client.js'
 
 type Verify = (headers: Record<string, string | string[] | undefined>, method: string, url: string, body: string) => string
@@ -143,14 +142,7 @@ export function forwardRoutes(deps: {tunnels: TunnelRegistry; verify: Verify}) {
         wsHandler: (socket, request) => {
           const stream = takeHeld(request)
           if (!stream) return socket.close(1011, 'no stream')
-          const ws = createWebSocketStream(socket)
-          // A clean end is passed on by pipe (the WebSocket closes after its last bytes are
-          // sent); only a failure on either side cuts the other at once.
-          ws.on('error', () => stream.destroy())
-          stream.on('error', () => ws.destroy())
-          stream.on('close', () => stream.readableEnded || ws.destroy())
-          ws.on('close', () => stream.destroy())
-          ws.pipe(stream).pipe(ws)
+          joinWebSocket(socket, stream)
         },
       })
     })

@@ -1,5 +1,4 @@
 import type {FastifyInstance, FastifyRequest} from 'fastify'
-import {createWebSocketStream} from 'ws'
 import {AppError} from '../../api/app-error.js'
 import type {Authenticate} from '../../domain/auth/credentials.js'
 import type {CallContext} from '../../domain/authz/context.js'
@@ -7,7 +6,7 @@ import {TOKEN_SEGMENT} from '../../domain/ports/preview-token.js'
 import type {PortsService} from '../../domain/ports/ports-service.js'
 import {ctxOf, SESSION_COOKIE} from '../plugins/auth.js'
 import {preflight, relayHttp, relayUpgrade, upgradeHead, type PreviewTarget} from '../preview-proxy.js'
-import {holdForUpgrade, takeHeld} from '../upgrade-hold.js'
+import {holdForUpgrade, joinWebSocket, takeHeld} from '../upgrade-hold.js'
 import {isUpgrade} from './agent-streams.js'
 
 const PREVIEW = /^\/agents\/([^/?#]+)\/ports\/(\d{1,5})(\/[^?#]*)?$/
@@ -54,10 +53,7 @@ export function agentPortRoutes(ports: PortsService, authenticate: Authenticate)
       wsHandler: (socket, request) => {
         const stream = takeHeld(request)
         if (!stream) return socket.close(1011, 'no stream')
-        const ws = createWebSocketStream(socket)
-        ws.on('error', () => stream.destroy())
-        stream.on('close', () => ws.destroy())
-        ws.pipe(stream).pipe(ws)
+        joinWebSocket(socket, stream)
       },
     })
 
