@@ -4,8 +4,9 @@
  * the command reads it. Also the few steps every review operation shares: the snapshot of what
  * the agent has now, and the commit its uncommitted work amounts to.
  */
-import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {mkdir} from 'node:fs/promises'
+import {randomBytes} from 'node:crypto'
+import {existsSync, mkdtempSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdir, rename, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import type {RunResult} from '../runtimes/run-command.js'
@@ -32,19 +33,47 @@ export async function hostGit(paths: AgentRepoPaths, args: string[], opts: HostG
   return r.stdout.toString('utf8').replace(/\n$/, '')
 }
 
+// Inits in progress in this process, by directory: concurrent first reads share one.
+const initing = new Map<string, Promise<void>>()
+
 /**
  * Makes (or repairs) svc's repository for the agent: bare, no templates (so no hooks), and
  * alternates naming the agent's objects and the checkout's. Rewritten every time: svc's own file.
+ * Made by the first host read, which may come several at once (a lead's children starting from
+ * its branch, a diff beside a merge): one init per directory, made aside and renamed into place,
+ * so no reader sees half a repository and a second init never fails on the first one's lock.
  */
 export async function ensureHostRepo(paths: AgentRepoPaths, rec: AgentRepoRecord): Promise<void> {
   if (!existsSync(join(paths.hostDir, 'HEAD'))) {
-    await mkdir(dirname(paths.hostDir), {recursive: true, mode: 0o700})
-    const r = await gitRaw(['init', '-q', '--bare', '--template=', paths.hostDir], {cwd: dirname(paths.hostDir), untrusted: true})
-    if (r.code !== 0) throw new GitError(`git init failed: ${r.stderr}`, r)
+    let init = initing.get(paths.hostDir)
+    if (!init) {
+      init = initHostRepo(paths.hostDir).finally(() => initing.delete(paths.hostDir))
+      initing.set(paths.hostDir, init)
+    }
+    await init
   }
   const alternates = [join(paths.gitDir, 'objects'), ...(rec.objects ? [rec.objects] : [])].join('\n') + '\n'
-  await mkdir(join(paths.hostDir, 'objects', 'info'), {recursive: true})
-  writeFileSync(join(paths.hostDir, 'objects', 'info', 'alternates'), alternates)
+  const info = join(paths.hostDir, 'objects', 'info')
+  await mkdir(info, {recursive: true})
+  // Replaced whole: a git reading it meanwhile sees the old list or the new, never a cut one.
+  const tmp = join(info, `alternates.${randomBytes(6).toString('hex')}.tmp`)
+  writeFileSync(tmp, alternates)
+  renameSync(tmp, join(info, 'alternates'))
+}
+
+async function initHostRepo(hostDir: string): Promise<void> {
+  await mkdir(dirname(hostDir), {recursive: true, mode: 0o700})
+  const aside = `${hostDir}.${randomBytes(6).toString('hex')}.tmp`
+  try {
+    const r = await gitRaw(['init', '-q', '--bare', '--template=', aside], {cwd: dirname(hostDir), untrusted: true})
+    if (r.code !== 0) throw new GitError(`git init failed: ${r.stderr}`, r)
+    await rename(aside, hostDir)
+  } catch (err) {
+    // Another process made it first (the rename finds a full directory): that one is kept.
+    if (!existsSync(join(hostDir, 'HEAD'))) throw err
+  } finally {
+    await rm(aside, {recursive: true, force: true})
+  }
 }
 
 /** Checks the agent's repository (agent-repo.ts) and makes sure svc's own is there. */

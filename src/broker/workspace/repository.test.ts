@@ -2,7 +2,8 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {commitFile, makeRepos, sh, type TestRepos} from '../../../test/helpers/git-repos.js'
-import {agentRepoPaths} from './agent-repo.js'
+import {agentRepoPaths, readRecord} from './agent-repo.js'
+import {hostGit, prepareHostRead} from './host-git.js'
 import {mergeWorkspace} from './merge.js'
 import {createWorkspace, keptRepoPath, removeWorkspace} from './repository.js'
 
@@ -34,6 +35,20 @@ describe("an agent's own repository: made, removed, its branch kept", () => {
     await removeWorkspace(ws.paths, ws)
     expect(sh(repos.checkout, 'rev-parse', 'svc/landed')).toBe(landed)
     expect(sh(repos.checkout, 'branch', '--list', 'svc/landed-*')).toBe('')
+  })
+
+  it("svc's own repository is made by the first host reads, however many come at once", async () => {
+    // Several agents, each read 16 times at once (two inits on one directory collide on its lock).
+    for (const name of ['lazy-a', 'lazy-b', 'lazy-c', 'lazy-d', 'lazy-e', 'lazy-f']) {
+      const ws = await repos.addAgent(name)
+      const tip = commitFile(ws.path, 'lazy.txt', 'work\n')
+      expect(existsSync(ws.paths.hostDir)).toBe(false)
+      const rec = readRecord(ws.paths)!
+      await Promise.all(Array.from({length: 16}, () => prepareHostRead(ws.paths, rec)))
+      // A bare repository that reads the agent's objects through its alternates.
+      expect(await hostGit(ws.paths, ['cat-file', '-t', tip])).toBe('commit')
+      expect(readFileSync(join(ws.paths.hostDir, 'objects', 'info', 'alternates'), 'utf8')).toContain(join(ws.paths.gitDir, 'objects'))
+    }
   })
 
   it('removeBranch (undoing a failed create) keeps nothing', async () => {
