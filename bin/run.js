@@ -30,5 +30,10 @@ if (argv[0] === '--version' && argv.length === 1) {
 async function quick(args) {
   const entry = new URL('../dist/quick.js', import.meta.url)
   if (!existsSync(fileURLToPath(entry))) return false
-  return (await import(entry.href)).main(args)
+  // A quick path that fails before it sends anything (it catches what follows) leaves it to the CLI.
+  try {
+    return await (await import(entry.href)).main(args)
+  } catch {
+    return false
+  }
 }

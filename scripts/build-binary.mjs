@@ -163,7 +163,8 @@ if (process.argv[2] === 'agent' && process.argv[3] === 'create') {
   // its own code cache; the CLI's 4.8 MB only when it leaves the argv to oclif.
   const quick = {exports: {}}
   new vm.Script(${JSON.stringify(WRAP[0])} + sea.getAsset('quick.cjs', 'utf8') + ${JSON.stringify(WRAP[1])}, {filename: 'quick.cjs', cachedData: Buffer.from(sea.getRawAsset('quick.cache'))}).runInThisContext()(quick.exports, require, quick, __filename, __dirname)
-  quick.exports.main(process.argv.slice(2)).then((done) => done || cli())
+  // A quick bundle that fails before it sends anything (it catches what follows) leaves it to the CLI.
+  quick.exports.main(process.argv.slice(2)).then((done) => done || cli(), () => cli())
 } else cli()
 }
 }
@@ -192,7 +193,8 @@ process.stderr.write = () => true
   // HTTP client paths (it ends in hub_unreachable).
   Object.assign(process.env, {SVC_HUB_ENDPOINT: 'http://127.0.0.1:9', SVC_AUTH_TOKEN: 'svc_agt_record', SVC_AGENT_ID: 'record'})
   await m.exports.main(['status', 'thinking'])
-  // And an agent's create through the quick path (src/cli/quick-main.ts), to the same dead port.
+  // And an agent's create through oclif (what svc.cjs runs when the quick bundle declines), to
+  // the same dead port; quick.cache is recorded from the quick bundle below.
   await m.exports.main(['agent', 'create', 'record', 'the task', '--json'])
   process.exitCode = 0
   fs.writeFileSync(${JSON.stringify(cacheFile)}, script.createCachedData())

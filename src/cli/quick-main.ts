@@ -16,6 +16,10 @@ export async function main(argv: string[]): Promise<boolean> {
   if (argv[0] !== 'agent' || argv[1] !== 'create') return false
   const parsed = parseAgentCreate(argv.slice(2), !!process.stdin.isTTY)
   if (!parsed) return false
+  // As oclif's command does: a reader that went away (`| head`) is no failure of the create.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err
+  })
   const ctx = new CommandContext(parsed.json)
   try {
     ctx.print(await createAgent(ctx, parsed.args, parsed.flags), createdText)

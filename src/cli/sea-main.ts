@@ -3,15 +3,12 @@
 // The build also loads this bundle once to record a V8 code cache: it sets
 // __SVC_CODE_CACHE_BUILD__ and calls main itself with a few sample command lines.
 // Each path is imported when taken (esbuild makes a bundled `import()` a lazily evaluated
-// module), so `svc hook` and the quick `svc agent create` never evaluate oclif.
+// module), so `svc hook` never evaluates oclif. The quick `svc agent create` is not here: the
+// executable's loader runs its own small bundle (quick.cjs) before this one is even compiled.
 
-/**
- * `svc hook ...` (harness hooks, on every tool call) skips the CLI framework entirely, and so
- * does `svc agent create` when the quick path is sure of its argv (src/cli/quick-main.ts).
- */
+/** `svc hook ...` (harness hooks, on every tool call) skips the CLI framework entirely. */
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'hook') return (await import('./hook-entry.js')).runHook(argv.slice(1))
-  if (argv[0] === 'agent' && argv[1] === 'create' && (await (await import('./quick-main.js')).main(argv))) return
   return (await import('./entry.js')).main(argv)
 }
 

@@ -64,6 +64,16 @@ describe('svc agent create: failures, secrets and exit codes', {timeout: 180_000
     expect(got.json.agent).toMatchObject({name: 'broken', phase: 'error'})
   })
 
+  it('a reader that went away (| head) does not turn the answer into a crash: the exit code is the answer\'s', async () => {
+    // No Hub on port 9: hub_unreachable is exit 3, written to a stdout whose reader is gone.
+    const child = spawn(process.execPath, [BIN, 'agent', 'create', 'gone-reader', 'the task', '--json'], {env: {...env, SVC_HUB_ENDPOINT: 'http://127.0.0.1:9'}, stdio: ['ignore', 'pipe', 'pipe']})
+    child.stdout.destroy()
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const [code] = (await new Promise((resolve) => child.on('close', (...a) => resolve(a)))) as [number]
+    expect(code, stderr).toBe(3)
+  })
+
   it('a needed secret nobody set: exit 1 missing_secrets naming it, with --json and without a terminal; nothing is created', async () => {
     const before = await agentNames()
     const json = await svc('agent', 'create', 'keyless', '--harness', 'claude', '--json')
