@@ -70,7 +70,7 @@ describe('svc agent create: failures, secrets and exit codes', {timeout: 180_000
     child.stdout.destroy()
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
-    const [code] = (await new Promise((resolve) => child.on('close', (...a) => resolve(a)))) as [number]
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)))
     expect(code, stderr).toBe(3)
   })
 
