@@ -133,6 +133,31 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
     expect(head).toMatchObject({status: 200, headers: {'content-length': '5'}, body: Buffer.alloc(0)})
   })
 
+  it('drops what acts for the Hub\'s whole origin, and cookies that are the Hub\'s or have no name', async () => {
+    rawAnswer = [
+      'HTTP/1.1 200 OK',
+      'NEL: {"report_to":"x","max_age":86400,"success_fraction":1}',
+      'Report-To: {"group":"x","max_age":86400,"endpoints":[{"url":"https://agent.example/r"}]}',
+      'Reporting-Endpoints: x="https://agent.example/r"',
+      'Clear-Site-Data: "cookies"',
+      'Strict-Transport-Security: max-age=31536000; includeSubDomains',
+      'Alt-Svc: h2="agent.example:443"',
+      'Accept-CH: Sec-CH-UA-Model',
+      'Set-Cookie: =svc_session=junk',
+      'Set-Cookie: svc_session=planted',
+      'Set-Cookie: app=1; Path=/',
+      'X-App: kept',
+      'Content-Length: 2',
+      '',
+      'ok',
+    ].join('\r\n')
+    const r = await fetchVia(hubPort, '/p/raw/x')
+    expect(r.status).toBe(200)
+    for (const h of ['nel', 'report-to', 'reporting-endpoints', 'clear-site-data', 'strict-transport-security', 'alt-svc', 'accept-ch']) expect(r.headers[h], h).toBeUndefined()
+    expect(r.headers['set-cookie']).toEqual(['app=1; Path=/p/raw/'])
+    expect(r.headers['x-app']).toBe('kept')
+  })
+
   it('keeps the browser\'s connection usable after each kind of answer, an early one included', async () => {
     const keep = new http.Agent({keepAlive: true, maxSockets: 1})
     try {

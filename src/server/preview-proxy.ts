@@ -22,6 +22,15 @@ export const PREVIEW_CSP = 'sandbox allow-scripts allow-forms allow-popups allow
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host'])
 /** Cookies of the Hub's own (`svc_session`...): never sent to, or set by, an agent. */
 const HUB_COOKIE = /^svc_/i
+/** A Set-Cookie's name (an RFC 9110 token before its `=`); one without is not passed on. */
+const COOKIE_NAME = /^\s*([!#$%&'*+\-.^_`|~0-9A-Za-z]+)\s*=/
+/**
+ * Answer headers that act for the whole origin, not the page: a preview is served on the Hub's
+ * origin, so an agent's server must not set its reporting endpoints (which would see the URLs of
+ * later requests, preview links' tokens included), clear its cookies and storage, pin HSTS or
+ * alternative services, or ask for client hints or a login state for it.
+ */
+const ORIGIN_WIDE = new Set(['nel', 'report-to', 'reporting-endpoints', 'clear-site-data', 'strict-transport-security', 'alt-svc', 'accept-ch', 'critical-ch', 'set-login', 'origin-agent-cluster', 'public-key-pins', 'expect-ct', 'service-worker-allowed'])
 
 export interface PreviewTarget {
   /** `/agents/<id>/ports/<port>[/~<token>]` (no trailing slash): where the agent's paths are mounted. */
@@ -56,7 +65,7 @@ function forwardHeaders(request: FastifyRequest, t: PreviewTarget, keepUpgrade: 
 /** The agent's response headers as the browser gets them. */
 function backHeaders(headers: IncomingHttpHeaders, t: PreviewTarget): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {}
-  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k) && !ORIGIN_WIDE.has(k)) out[k] = v
   const location = typeof headers.location === 'string' ? headers.location : undefined
   if (location) {
     // `/login` or `http://localhost:<port>/login` from the agent's server: under the preview.
@@ -65,7 +74,11 @@ function backHeaders(headers: IncomingHttpHeaders, t: PreviewTarget): Record<str
     if (path.startsWith('/') && !path.startsWith('//')) out.location = `${t.prefix}${path}`
   }
   const cookies = ([] as string[]).concat(headers['set-cookie'] ?? [])
-  const kept = cookies.filter((c) => !HUB_COOKIE.test(c.split('=')[0].trim())).map((c) => `${c.split(';').filter((part) => !/^\s*(path|domain)\s*=/i.test(part)).join(';')}; Path=${t.prefix}/`)
+  const kept = cookies.filter((c) => {
+    // A nameless cookie (`=svc_session=x`) is sent back as `svc_session=x`: only named ones pass.
+    const name = COOKIE_NAME.exec(c)?.[1]
+    return name !== undefined && !HUB_COOKIE.test(name)
+  }).map((c) => `${c.split(';').filter((part) => !/^\s*(path|domain)\s*=/i.test(part)).join(';')}; Path=${t.prefix}/`)
   if (kept.length) out['set-cookie'] = kept
   else delete out['set-cookie']
   out['content-security-policy'] = ([] as string[]).concat(out['content-security-policy'] ?? [], PREVIEW_CSP)
