@@ -103,6 +103,11 @@ describe('agent ports and previews through the Hub (local runtime, isolated netw
     const moved = await fetch(`${hub.url}/agents/${web.id}/ports/${port}/redirect`, {headers: auth(), redirect: 'manual'})
     expect(moved.headers.get('location')).toBe(`/agents/${web.id}/ports/${port}/hello`)
     expect(moved.headers.getSetCookie()).toEqual([`app=1; Path=/agents/${web.id}/ports/${port}/`])
+    // Written by hand by the agent's server: nothing for the Hub's whole origin, no nameless
+    // cookie; a flood of interim heads is refused (502) within the head limit, not read on.
+    const wide = await fetch(`${hub.url}/agents/${web.id}/ports/${port}/origin-wide`, {headers: auth()})
+    expect([wide.status, await wide.text(), wide.headers.get('nel'), wide.headers.get('report-to'), wide.headers.get('clear-site-data'), wide.headers.getSetCookie()]).toEqual([200, 'ok', null, null, null, []])
+    expect((await fetch(`${hub.url}/agents/${web.id}/ports/${port}/interim-flood`, {headers: auth()})).status).toBe(502)
 
     // WebSocket through the Hub.
     expect(await wsEcho(`${hub.url.replace('http', 'ws')}/agents/${web.id}/ports/${port}/ws`, auth(), 'ping')).toBe('echo:web:ping')
