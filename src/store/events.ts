@@ -13,9 +13,9 @@ export interface StoreEvents {
   /** Calls `fn` for each notification on `channel` (own ones included); returns an unsubscribe. */
   subscribe(channel: string, fn: (payload: Record<string, unknown>) => void): () => void
   /**
-   * Calls `fn` whenever notifications may have been missed: when the listening connection drops
-   * and again once it listens anew (PostgreSQL); never on SQLite, whose in-process delivery has no
-   * gap. A cache kept current by notifications drops what it holds. Returns an unsubscribe.
+   * Calls `fn` whenever notifications may have been missed: when the listening connection drops,
+   * once it listens anew, and once a newly subscribed channel is listened to (PostgreSQL); never
+   * on SQLite, whose in-process delivery has no gap. A cache kept current by notifications drops what it holds. Returns an unsubscribe.
    */
   onGap(fn: () => void): () => void
   close(): Promise<void>
@@ -118,9 +118,12 @@ async function pgEvents(url: string, notify: (channel: string, text: string) => 
       if (!listening.has(channel)) {
         listening.add(channel)
         // One LISTEN at a time on the client (pg deprecates a query sent while one runs).
+        // Until this LISTEN runs, what is published on the channel is not heard: a cache kept by
+        // it may already hold what such a notification would have dropped.
         listens = listens
           .then(ensure)
           .then(() => client?.query(`listen ${channel}`))
+          .then(gap)
           .catch(() => {})
       }
       return () => emitter.off(channel, fn)

@@ -43,6 +43,22 @@ describe.skipIf(!pgOk)(`agent tokens: a gap in LISTEN drops the cache [postgres]
 
   const listeners = async () => (await admin.query<{pid: number}>(`select pid from pg_stat_activity where datname = $1 and query ilike 'listen %'`, [dbName])).rows.map((r) => r.pid)
 
+  it('a channel subscribed to is a gap until its LISTEN runs: caches hear of it once it does', async () => {
+    let gaps = 0
+    const off = hub.store.events.onGap(() => gaps++)
+    const unsubscribe = hub.store.events.subscribe('svc_test_new_channel', () => {})
+    try {
+      await waitFor(async () => gaps > 0, 10_000, 'the gap once the new channel is listened to')
+      // By then the Hub's listener runs that LISTEN (its last query).
+      expect((await listeners()).length).toBe(1)
+      const last = await admin.query<{query: string}>(`select query from pg_stat_activity where datname = $1 and query ilike 'listen %'`, [dbName])
+      expect(last.rows[0].query).toBe('listen svc_test_new_channel')
+    } finally {
+      unsubscribe()
+      off()
+    }
+  })
+
   it('a token revoked while the listener was down is refused once it listens again', async () => {
     const project = (await hub.request('POST', '/api/v1/projects/register', {body: {name: 'gap'}})).body.project.id
     const created = await hub.request('POST', '/api/v1/agents', {body: {projectId: project, name: 'gap', harnessConfig: 'shell', brokerId: fake.brokerId}})
