@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {limitsFromFlags} from './agent-limit-flags.js'
+import {limitsFromFlags} from './agent-limits-body.js'
 
 describe('svc agent create --max-* as limits', () => {
   it('maps each flag to its limit; none given is no limits', () => {

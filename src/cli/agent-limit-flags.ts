@@ -2,7 +2,6 @@
 import {Flags} from '@oclif/core'
 
 // Apart, so the quick path of `svc agent create` (quick-main.ts) reads them without oclif.
-export {limitsFromFlags} from './agent-limits-body.js'
 
 export const limitFlags = {
   'max-turns': Flags.integer({description: 'Turns this agent and all its descendants may take together (limits.maxTurns).', min: 1}),

@@ -2,11 +2,10 @@ import {Command, Flags, Errors} from '@oclif/core'
 import {AppError} from '../api/app-error.js'
 import type {HubClient} from '../client/hub-client.js'
 import type {CliSettings} from '../config/cli-settings.js'
-import {CommandContext, DEFAULT_HUB, usageHint} from './command-context.js'
+import {CommandContext, usageHint} from './command-context.js'
 import {EXIT} from './exit-codes.js'
 import {unknownFlagsError} from './suggest.js'
 
-export {DEFAULT_HUB}
 
 /**
  * Base of every svc command. Subclasses implement `execute()` returning a typed result and

@@ -76,6 +76,9 @@ export const plannerAgentStatements = (x: Exec) => ({
 
 type EventColumns = {phase: string; activity: string | null; detail: string; error: string | null; deleted_at: string | null}
 
+/** Whether two snapshots differ in a field whose change is an agent event. */
+const eventChanged = (b: ReturnType<typeof snapshotOf>, a: ReturnType<typeof snapshotOf>) => b.phase !== a.phase || b.activity !== a.activity || b.detail !== a.detail || b.error !== a.error || b.deleted !== a.deleted
+
 /** Fields whose change is an agent event (agent_events). */
 const snapshotOf = (r: EventColumns) => ({phase: r.phase, activity: r.activity, detail: r.detail, error: r.error, deleted: r.deleted_at !== null})
 
@@ -285,7 +288,7 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
     if (r && before) {
       const b = snapshotOf(before)
       const a = snapshotOf(r)
-      if (b.phase !== a.phase || b.activity !== a.activity || b.detail !== a.detail || b.error !== a.error || b.deleted !== a.deleted) {
+      if (eventChanged(b, a)) {
         await appendAgentEvent(db, b, {id: r.id, projectId: r.project_id, name: r.name, ...a}, now)
         onEvent()
       }
@@ -321,7 +324,7 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
       const [after] = await x.all<EventColumns>(`update agents set ${sets.join(', ')}, updated_at = ? where id = ? returning phase, activity, detail, error, deleted_at`, [...params, now, id])
       if (!after) break
       const next = snapshotOf(after)
-      if (next.phase !== cur.phase || next.activity !== cur.activity || next.detail !== cur.detail || next.error !== cur.error || next.deleted !== cur.deleted) {
+      if (eventChanged(cur, next)) {
         await appendAgentEvent(db, cur, {id, projectId: row.project_id, name: row.name, ...next}, now)
         onEvent()
       }
