@@ -8,13 +8,9 @@
  * broker (ports/port-requests.ts), after the Hub authorized the caller.
  */
 import type {Duplex} from 'node:stream'
-import {AppError} from './app-error.js'
 
 /** Connects to an agent's port as the broker's `agent.port` stream would; rejects with its refusal (`code`). */
 export type LocalPortOpener = (method: string, params: unknown) => Promise<Duplex>
-
-/** As long as the tunnel waits for a broker to open a byte stream (broker-connection.ts). */
-export const LOCAL_OPEN_TIMEOUT_MS = 15_000
 
 const local = new Map<string, LocalPortOpener>()
 
@@ -26,31 +22,7 @@ export function registerLocalPorts(brokerId: string, opener: LocalPortOpener): (
   }
 }
 
-/**
- * The in-process broker's opener, bounded as the tunnel's is: past `timeoutMs` it rejects with
- * `broker_timeout` (504), so a preview never waits forever on a runtime or forwarder that hangs,
- * and a connection that opens after that is closed, not left to the agent's server.
- */
-export function localPortOpener(brokerId: string, timeoutMs = LOCAL_OPEN_TIMEOUT_MS): LocalPortOpener | undefined {
-  const open = local.get(brokerId)
-  if (!open) return undefined
-  return (method, params) =>
-    new Promise<Duplex>((resolve, reject) => {
-      let late = false
-      const timer = setTimeout(() => {
-        late = true
-        reject(new AppError('broker_timeout', `broker ${brokerId} did not open ${method} in time`))
-      }, timeoutMs)
-      open(method, params).then(
-        (stream) => {
-          if (late) return void stream.destroy()
-          clearTimeout(timer)
-          resolve(stream)
-        },
-        (err: unknown) => {
-          clearTimeout(timer)
-          reject(err)
-        },
-      )
-    })
+/** The in-process broker's opener for `brokerId`, if one is registered (TunnelRegistry bounds it in time). */
+export function localPortOpener(brokerId: string): LocalPortOpener | undefined {
+  return local.get(brokerId)
 }

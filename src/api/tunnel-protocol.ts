@@ -52,3 +52,6 @@ export interface AliveEvent {
 }
 
 export const TUNNEL_PATH = '/api/v1/runtime-brokers/connect'
+
+/** How long the Hub waits for a broker to open a stream or byte stream (then 504 `broker_timeout`). */
+export const STREAM_OPEN_TIMEOUT_MS = 15_000

@@ -1,3 +1,4 @@
+import {STREAM_OPEN_TIMEOUT_MS} from '../../api/tunnel-protocol.js'
 import http, {type IncomingMessage} from 'node:http'
 import https from 'node:https'
 import type {Duplex} from 'node:stream'
@@ -118,7 +119,7 @@ export function forwardClient(self: {id: () => string; secretsKey: () => Buffer}
       return (parsed as {result: T}).result
     },
 
-    openStream(holder: BrokerHolder, method: string, params: unknown, timeoutMs = 15_000): Promise<TunnelStream> {
+    openStream(holder: BrokerHolder, method: string, params: unknown, timeoutMs = STREAM_OPEN_TIMEOUT_MS): Promise<TunnelStream> {
       const path = `${pathOf(FORWARD_STREAM_PATH, holder.brokerId)}?${opQuery(method, params)}`
       const ws = new WebSocket(holder.url.replace(/^http/, 'ws') + path, {headers: sign(holder.replicaId, 'GET', path), maxPayload: 64 * 1024 * 1024})
       const state = new StreamEnd()
@@ -185,7 +186,7 @@ export function forwardClient(self: {id: () => string; secretsKey: () => Buffer}
      * refusal (the broker's `brokerCode` in its details) comes back as the holder's answer to
      * the upgrade.
      */
-    openDuplex(holder: BrokerHolder, method: string, params: unknown, timeoutMs = 15_000): Promise<Duplex> {
+    openDuplex(holder: BrokerHolder, method: string, params: unknown, timeoutMs = STREAM_OPEN_TIMEOUT_MS): Promise<Duplex> {
       const path = `${pathOf(FORWARD_DUPLEX_PATH, holder.brokerId)}?${opQuery(method, params)}`
       const ws = new WebSocket(holder.url.replace(/^http/, 'ws') + path, {headers: sign(holder.replicaId, 'GET', path), maxPayload: 64 * 1024 * 1024})
       return new Promise<Duplex>((resolve, reject) => {

@@ -1,6 +1,6 @@
 import type {WebSocket} from 'ws'
 import {AppError} from '../../api/app-error.js'
-import type {HelloEvent, TunnelMessage} from '../../api/tunnel-protocol.js'
+import {STREAM_OPEN_TIMEOUT_MS, type HelloEvent, type TunnelMessage} from '../../api/tunnel-protocol.js'
 import type {TunnelStream} from '../../domain/brokers/gateway.js'
 import {StreamTable} from '../../api/tunnel-streams.js'
 import {DuplexTable, TunnelDuplex} from '../../api/tunnel-duplex.js'
@@ -113,7 +113,7 @@ export class BrokerConnection {
     })
   }
 
-  async openStream(method: string, params: unknown, timeoutMs = 15_000): Promise<TunnelStream> {
+  async openStream(method: string, params: unknown, timeoutMs = STREAM_OPEN_TIMEOUT_MS): Promise<TunnelStream> {
     const sid = this.nextId++
     const state = this.streams.open(sid)
     await new Promise<void>((resolve, reject) => {
@@ -151,7 +151,7 @@ export class BrokerConnection {
    * Opens a byte stream with flow control (tunnel-duplex.ts); resolves once the broker answers
    * `opened`, rejects with its refusal (`brokerCode`).
    */
-  async openDuplex(method: string, params: unknown, timeoutMs = 15_000): Promise<TunnelDuplex> {
+  async openDuplex(method: string, params: unknown, timeoutMs = STREAM_OPEN_TIMEOUT_MS): Promise<TunnelDuplex> {
     const sid = this.nextId++
     const duplex = this.duplexes.add(
       new TunnelDuplex(sid, {

@@ -2,6 +2,7 @@ import type {Duplex} from 'node:stream'
 import type {WebSocket} from 'ws'
 import {AppError} from '../../api/app-error.js'
 import {localPortOpener} from '../../api/local-ports.js'
+import {STREAM_OPEN_TIMEOUT_MS} from '../../api/tunnel-protocol.js'
 import type {BrokerGateway, TunnelStream} from '../../domain/brokers/gateway.js'
 import {BrokerConnection} from './broker-connection.js'
 
@@ -53,16 +54,30 @@ export class TunnelRegistry implements BrokerGateway {
     return this.conn(brokerId).openStream(method, params)
   }
 
-  openDuplex(brokerId: string, method: string, params: unknown): Promise<Duplex> {
+  openDuplex(brokerId: string, method: string, params: unknown, timeoutMs = STREAM_OPEN_TIMEOUT_MS): Promise<Duplex> {
     const conn = this.conn(brokerId)
     // The broker runs in this process (the co-located one): its own connection to the port,
     // with no WebSocket hop over loopback (local-ports.ts). Refused, or timed out, as through
-    // the tunnel.
+    // the tunnel; a connection that opens too late is closed, not left to the agent's server.
     const local = localPortOpener(brokerId)
-    if (!local) return conn.openDuplex(method, params)
-    return local(method, params).catch((err: Error & {code?: string}) => {
-      if (err instanceof AppError) throw err
-      throw new AppError('broker_error', `broker: ${err.message}`, {brokerCode: err.code})
+    if (!local) return conn.openDuplex(method, params, timeoutMs)
+    return new Promise<Duplex>((resolve, reject) => {
+      let late = false
+      const timer = setTimeout(() => {
+        late = true
+        reject(new AppError('broker_timeout', `broker ${brokerId} did not open ${method} in time`))
+      }, timeoutMs)
+      local(method, params).then(
+        (stream) => {
+          if (late) return void stream.destroy()
+          clearTimeout(timer)
+          resolve(stream)
+        },
+        (err: Error & {code?: string}) => {
+          clearTimeout(timer)
+          reject(new AppError('broker_error', `broker: ${err.message}`, {brokerCode: err.code}))
+        },
+      )
     })
   }
 
