@@ -115,7 +115,8 @@ export function callerResolution(authenticate: Authenticate, verifyBroker?: Veri
       try {
         // In `counted`'s order: a throttled address is refused before its credential is read.
         throttle?.check(request.ip)
-        const secret = cached && !brokerSigned(request) ? bearerOf(request) : null
+        // A broker-signed request has no Authorization header, so no bearer: it takes `bearer`.
+        const secret = cached ? bearerOf(request) : null
         if (secret) hit = cached!(secret)
       } catch (err) {
         refused(request, err)
