@@ -8,6 +8,10 @@ export default defineConfig({
     // they are not tests, so the suite neither runs nor skips them.
     exclude: ['**/node_modules/**', ...(process.env.SVC_RECORD_FIXTURES ? [] : ['test/e2e/record-*.test.ts'])],
     testTimeout: 30_000,
+    // expect.poll waits for what a test checks; its default (1 s) is a timed test on a loaded
+    // machine (a browser terminal's connect took longer under CI's load). The test's own
+    // timeout still bounds it.
+    expect: {poll: {timeout: 20_000}},
     hookTimeout: 60_000,
     // Two cores here, and most tests wait (harnesses, tmux, HTTP, PostgreSQL) rather than compute:
     // four forks keep both cores busy without starving PostgreSQL and tmux tests (a full run used
@@ -16,5 +20,7 @@ export default defineConfig({
     maxWorkers: 4,
     globalSetup: ['test/helpers/global-setup.ts'],
     sequence: {sequencer: LongestFirstSequencer},
+    // Every run records each file's whole duration (test-output/file-durations.json) for the sequencer.
+    reporters: ['default', './test/helpers/file-durations-reporter.ts'],
   },
 })
