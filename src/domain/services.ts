@@ -87,7 +87,13 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   const users = createUsersService(deps)
   const sessions = createSessions(deps)
   const agentTokens = createAgentTokens(deps)
-  const status = createStatusWriter(deps)
+  const status = createStatusWriter(deps, {
+    // A report that the harness went on settles the approvals the agent answered at its terminal,
+    // once per agent and written batch, before the reports are answered (approvals-service.ts).
+    afterWrite: async (agentId, activities) => {
+      for (const activity of activities) await approvals.settle(agentId, activity)
+    },
+  })
   const access = createAgentAccess(deps)
   let colocatedBrokerId: string | null = null
   let colocatedStarting: Promise<unknown> | null = null
@@ -105,7 +111,7 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
     rules: () => rulesOf(opts.settings?.resolved()),
     harnessOf: async (agent) => (await opts.agentSettings()).harnessConfigs[agent.harnessConfig]?.harness ?? agent.harnessConfig,
   })
-  const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId, colocatedStarting: () => colocatedStarting, settleApprovals: (id, activity) => approvals.settle(id, activity)})
+  const agents = createAgentsService(deps, {access, tokens: agentTokens, status, gateway: opts.gateway, settings: opts.agentSettings, colocatedBrokerId: () => colocatedBrokerId, colocatedStarting: () => colocatedStarting})
   return {
     authenticate: createCredentialResolver(deps, [(secret) => agentTokens.resolve(secret)]),
     users,

@@ -25,6 +25,7 @@ import {usersRepo} from './repositories/users.js'
 import {replicasRepo} from './repositories/replicas.js'
 import type {Database} from './schema.js'
 import {sqlitePassTransaction, type PassTransaction} from './pass-transaction.js'
+import {statusTransaction, type StatusTransaction} from './status-transaction.js'
 
 /** One bulk read: each row, as an array of values, is handed to `onRow` as it is read. */
 export interface ArrayRead {
@@ -104,6 +105,8 @@ export interface Store extends Repos {
    * the few statements a hop runs: cheaper than `transaction` on SQLite, the same on PostgreSQL.
    */
   passTransaction: PassTransaction
+  /** One transaction of the status writer's batches (status-transaction.ts). */
+  statusTransaction: StatusTransaction
   ping(): Promise<void>
   migrate(opts?: MigrateOptions): Promise<MigrateResult>
   close(): Promise<void>
@@ -140,6 +143,7 @@ export async function openStore(opts: DbOptions): Promise<Store> {
     transaction,
     // A pass writes no agent events, so nothing is woken after its commits.
     passTransaction: handle.connection ? sqlitePassTransaction(db, handle.connection) : transaction,
+    statusTransaction: statusTransaction(db, handle.connection, wake),
     ping: () => ping(db),
     migrate: (opts) => migrate(handle, opts),
     close: async () => {

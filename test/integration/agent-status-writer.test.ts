@@ -78,14 +78,62 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     await w.close()
   })
 
+  it('one agent holds at most eight pending steps: past it, the oldest fold into one; bare heartbeats join the step before', async () => {
+    const w = writer()
+    const from = await hub.store.agentEvents.latestSeq()
+    const activities = ['thinking', 'executing', 'waiting_for_input', 'idle', 'thinking', 'executing', 'idle', 'thinking', 'executing', 'idle']
+    activities.forEach((activity, i) => {
+      w.report(agentId, {activity, detail: `step ${i}`})
+      w.report(agentId, {})
+    })
+    await w.flush()
+    const events = (await hub.store.agentEvents.since(from)).filter((e) => e.agentId === agentId)
+    // Ten changes: the three oldest fold into one step (the latest of their fields), seven keep theirs.
+    expect(events.map((e) => e.detail)).toEqual(['step 2', 'step 3', 'step 4', 'step 5', 'step 6', 'step 7', 'step 8', 'step 9'])
+    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'idle', detail: 'step 9'})
+    await w.close()
+  })
+
+  it('afterWrite runs once per agent and batch, after the commit and before the answers, with the activities reported; its failure answers them with it', async () => {
+    const calls: Array<[string, string[], string | null]> = []
+    let fail = false
+    const w = createStatusWriter(
+      {store: hub.store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config},
+      {
+        intervalMs: 3_600_000,
+        eager: false,
+        afterWrite: async (id, activities) => {
+          // What a read sees then: the batch is committed.
+          calls.push([id, [...activities], (await hub.store.agents.get(id))!.detail])
+          if (fail) throw new Error('settle failed')
+        },
+      },
+    )
+    const answers = [w.report(agentId, {activity: 'thinking', detail: 'a'}), w.report(agentId, {activity: 'thinking', detail: 'b'}), w.report(agentId, {activity: 'idle', detail: 'c'}), w.report(agentId, {})]
+    await w.flush()
+    await Promise.all(answers)
+    expect(calls).toEqual([[agentId, ['thinking', 'idle'], 'c']])
+    // A batch of bare heartbeats has no activity to tell.
+    await Promise.all([w.report(agentId, {}), w.flush()])
+    expect(calls).toHaveLength(1)
+    fail = true
+    const failing = w.report(agentId, {activity: 'executing', detail: 'd'})
+    await w.flush()
+    await expect(failing).rejects.toThrow('settle failed')
+    // Stored all the same, and not written again.
+    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'executing', detail: 'd'})
+    expect(w.pendingFor(agentId)).toBeUndefined()
+    await w.close()
+  })
+
   it('a liveOnly report is written only on a live agent: refused in the write (409), never overlaid, still checked after a failed round', async () => {
     const other = (await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name: 'writer-stopped', harnessConfig: 'shell'}})).body.agent.id as string
     expect((await hub.request('POST', `/api/v1/agents/${other}/stop`)).body.agent.phase).toBe('stopped')
     let down = true
     const store = Object.create(hub.store)
-    store.transaction = async (fn: any) => {
+    store.statusTransaction = async (fn: any) => {
       if (down) throw new Error('database down')
-      return hub.store.transaction(fn)
+      return hub.store.statusTransaction(fn)
     }
     const w = createStatusWriter({store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, {intervalMs: 3_600_000, eager: false})
     const refused = w.report(other, {phase: 'running', activity: 'executing', detail: 'back from the dead'}, {liveOnly: true})
@@ -109,10 +157,10 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     let down = true
     let gate: () => void = () => {}
     const store = Object.create(hub.store)
-    store.transaction = async (fn: any) => {
+    store.statusTransaction = async (fn: any) => {
       await new Promise<void>((r) => (gate = r))
       if (down) throw new Error('database down')
-      return hub.store.transaction(fn)
+      return hub.store.statusTransaction(fn)
     }
     const w = createStatusWriter({store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config}, {intervalMs: 3_600_000, eager: false})
     const from = await hub.store.agentEvents.latestSeq()

@@ -3,7 +3,6 @@ import type {AgentRecord} from '../../store/repositories/agents.js'
 import type {CallContext} from '../authz/context.js'
 import type {BrokerGateway, TunnelStream} from '../brokers/gateway.js'
 import {iso} from '../shared/clock.js'
-import {coalescePerKey} from '../shared/coalesce.js'
 import {newId} from '../shared/secrets.js'
 import type {Deps} from '../deps.js'
 import type {AgentAccess} from './access.js'
@@ -59,8 +58,6 @@ export interface AgentServiceDeps {
   colocatedBrokerId: () => string | null
   /** While the co-located broker starts: settles once it is connected (or gave up). */
   colocatedStarting?: () => Promise<unknown> | null
-  /** A status report's activity ends the agent's pending approvals it answered at its terminal (approvals-service.ts). */
-  settleApprovals?: (agentId: string, activity: string | undefined) => Promise<void>
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
@@ -79,12 +76,6 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
   // Project and user secrets, decrypted by the secrets service (bound by the composition root).
   let secretValues: SecretValues = async () => ({})
   const {templateFilesOf, archive, dispatch, halt, gatherSecrets, secretValuesOf} = createLauncher(deps, a, () => secretValues)
-  // Reports of one agent and activity that come while its approvals are being settled share the
-  // next settling (started after they were stored): a burst costs two reads, not one per report.
-  const settleApprovals = coalescePerKey(async (key: string) => {
-    const [agentId, activity] = key.split('\0')
-    await a.settleApprovals?.(agentId, activity)
-  })
 
   async function projectIdOf(idOrSlug: string): Promise<string> {
     const p = (await store.projects.get(idOrSlug)) ?? (await store.projects.getBySlug(idOrSlug))
@@ -309,7 +300,8 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
      * into one write; answered once that write committed (status-writer.ts). An agent's
      * credential reports only on an agent that is live (`running`, or starting), checked in that
      * write: a session the broker does not hold cannot bring its agent back, nor show it busy
-     * (409 `agent_not_running`).
+     * (409 `agent_not_running`). A report that the harness went on has also settled the
+     * approvals answered at its terminal by then (the writer's `afterWrite`, services.ts).
      */
     async reportStatus(ctx: CallContext, ref: string, report: StatusReportInput): Promise<void> {
       if (report.phase !== undefined && !(PHASES as readonly string[]).includes(report.phase)) throw fieldError('phase', `must be one of ${PHASES.join(', ')}`)
@@ -329,7 +321,6 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
       if (report.turnEnded) await store.agents.incrementTurns(ref, now())
       if (report.usage || report.turnEnded) await budgets.check(ref)
       if (report.activity === 'idle') checks.onIdle(ref)
-      if (report.activity && a.settleApprovals) await settleApprovals(`${ref}\0${report.activity}`)
       // Queued for export, never awaited: a dead collector costs a status report nothing.
       const attributes = Object.fromEntries(Object.entries({phase: report.phase, activity: report.activity, detail: report.detail}).filter(([, v]) => v !== undefined)) as Record<string, string>
       // A bare heartbeat has its own type, so it can be sampled or excluded apart from changes.

@@ -59,10 +59,19 @@ export interface StatusWriterOptions {
    * their answer (hooks), throughput follows latency, and 5 ms halved it in the status bench.
    */
   lingerMs?: number
+  /**
+   * Runs once per agent and written batch, after its commit and before its reports are answered,
+   * with the activities those reports carried (not for an agent refused in the write): the
+   * approvals the agent answered at its terminal are settled here (services.ts), one read per
+   * batch rather than per report. Its failure answers that agent's reports with its error; they
+   * stay stored.
+   */
+  afterWrite?: (agentId: string, activities: ReadonlySet<string>) => Promise<void>
 }
 
 interface Waiter {
   agentId: string
+  activity: string | null | undefined
   resolve: () => void
   reject: (err: unknown) => void
 }
@@ -71,6 +80,7 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
   const intervalMs = options.intervalMs ?? 200
   const eager = options.eager ?? true
   const lingerMs = options.lingerMs ?? 0
+  const afterWrite = options.afterWrite
   const pending = new Map<string, Step[]>()
   // Who waits for the reports in `pending`: answered when the batch that takes them commits.
   let waiting: Waiter[] = []
@@ -106,7 +116,8 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
       const refused = new Map<string, {name: string; phase: string}>()
       try {
         const now = iso(deps.clock.now())
-        await deps.store.transaction(async (tx) => {
+        // The store's status transaction: only these statements (store/status-transaction.ts).
+        await deps.store.statusTransaction(async (tx) => {
           for (const [agentId, all] of batch) {
             // The liveness check reads the row in the transaction that writes: a stop written
             // before it is seen (SQLite serialises writers; PostgreSQL reads what committed
@@ -122,9 +133,12 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
           if (inflight.get(agentId) !== steps || refused.has(agentId)) continue
           committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...steps])!, epoch, at})
         }
+        const failed = afterWrite ? await afterWrites(afterWrite, waiters, refused) : null
         for (const w of waiters) {
           const no = refused.get(w.agentId)
-          if (no) w.reject(new AppError('agent_not_running', `agent ${no.name} is not running (phase ${no.phase}): its session is not one the Hub holds, so its reports are refused; start it again`, {phase: no.phase}))
+          const err = failed?.get(w.agentId)
+          if (err !== undefined) w.reject(err)
+          else if (no) w.reject(new AppError('agent_not_running', `agent ${no.name} is not running (phase ${no.phase}): its session is not one the Hub holds, so its reports are refused; start it again`, {phase: no.phase}))
           else w.resolve()
         }
       } catch (err) {
@@ -194,10 +208,13 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
      * caller that does not wait (a broker's liveness) may ignore the promise.
      */
     report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}, opts: {liveOnly?: boolean} = {}): Promise<void> {
-      const step: Step = {heartbeatAt: patch.heartbeatAt ?? nowIso(), ...defined(patch)}
-      pending.set(agentId, compact([...(pending.get(agentId) ?? []), step]))
+      const step = stepOf(patch, patch.heartbeatAt ?? nowIso())
+      // Pending lists are always compacted and only `pending` holds them (a flush takes them out).
+      const steps = pending.get(agentId)
+      if (steps === undefined) pending.set(agentId, [step])
+      else appendStep(steps, step)
       if (opts.liveOnly) unchecked.add(agentId)
-      const stored = new Promise<void>((resolve, reject) => waiting.push({agentId, resolve, reject}))
+      const stored = new Promise<void>((resolve, reject) => waiting.push({agentId, activity: patch.activity, resolve, reject}))
       // Handled here so that an ignored promise of a failed write is no unhandled rejection.
       stored.catch(() => {})
       if (eager) schedule()
@@ -241,9 +258,30 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
 
 export type StatusWriter = ReturnType<typeof createStatusWriter>
 
-/** The fields a report sets (an undefined field leaves the stored one as it is). */
-function defined(patch: Partial<StatusPatch>): Partial<StatusPatch> {
-  const out: Partial<StatusPatch> = {}
+/** `afterWrite` for each agent of a written batch that was not refused: what failed, per agent. */
+async function afterWrites(afterWrite: NonNullable<StatusWriterOptions['afterWrite']>, waiters: readonly Waiter[], refused: ReadonlyMap<string, unknown>): Promise<Map<string, unknown>> {
+  const activities = new Map<string, Set<string>>()
+  for (const w of waiters) {
+    if (refused.has(w.agentId)) continue
+    let set = activities.get(w.agentId)
+    if (!set) activities.set(w.agentId, (set = new Set()))
+    if (w.activity != null) set.add(w.activity)
+  }
+  const failed = new Map<string, unknown>()
+  for (const [agentId, set] of activities) {
+    if (set.size === 0) continue
+    try {
+      await afterWrite(agentId, set)
+    } catch (err) {
+      failed.set(agentId, err ?? new Error('afterWrite failed'))
+    }
+  }
+  return failed
+}
+
+/** A report's step: its heartbeat and the fields it sets (an undefined field leaves the stored one as it is). */
+function stepOf(patch: Partial<StatusPatch>, heartbeatAt: string): Step {
+  const out: Step = {heartbeatAt}
   if (patch.phase !== undefined) out.phase = patch.phase
   if (patch.activity !== undefined) out.activity = patch.activity
   if (patch.detail !== undefined) out.detail = patch.detail
@@ -258,21 +296,30 @@ function merged(layers: Array<Step | undefined>): Step | undefined {
   return Object.assign({}, ...present) as Step
 }
 
+/** Whether `step` keeps the state of `last`: either a bare heartbeat, or the same phase and activity. */
+const sameState = (last: Step, step: Step) =>
+  (last.phase === undefined && last.activity === undefined) || ((step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity))
+
 /**
- * Steps merged where a step keeps the state of the one before (same phase and activity, or
- * either of them a bare heartbeat: later fields win), then at most MAX_STEPS: the oldest fold
- * into one (their latest fields), so the newest changes keep their own events.
+ * Steps merged where a step keeps the state of the one before (later fields win), then at most
+ * MAX_STEPS: the oldest fold into one (their latest fields), so the newest changes keep their own events.
  */
 function compact(steps: Step[]): Step[] {
   const out: Step[] = []
-  const bare = (s: Step) => s.phase === undefined && s.activity === undefined
   for (const step of steps) {
     const last = out.at(-1)
-    const same = last && (bare(last) || ((step.phase === undefined || step.phase === last.phase) && (step.activity === undefined || step.activity === last.activity)))
-    if (same) out[out.length - 1] = {...last, ...step}
+    if (last && sameState(last, step)) out[out.length - 1] = {...last, ...step}
     else out.push(step)
   }
   if (out.length <= MAX_STEPS) return out
   const folded = out.length - MAX_STEPS + 1
   return [merged(out.slice(0, folded))!, ...out.slice(folded)]
+}
+
+/** `compact` of a compacted list and one more step, in place (a report's path: no copy of the list). */
+function appendStep(steps: Step[], step: Step): void {
+  const last = steps[steps.length - 1]
+  // A new object, not `last` changed: a read may still hold the one it was given (pendingFor).
+  if (sameState(last, step)) steps[steps.length - 1] = {...last, ...step}
+  else if (steps.push(step) > MAX_STEPS) steps.splice(0, 2, {...steps[0], ...steps[1]})
 }

@@ -2,6 +2,7 @@ import type {Kysely, Selectable} from 'kysely'
 import type {ApprovalDecider, ApprovalDto, ApprovalState} from '../../api/approval.js'
 import type {Database} from '../schema.js'
 import type {ApprovalsTable} from '../schema-approvals.js'
+import {kyselyExec} from '../compiled-statement.js'
 
 const toApproval = (r: Selectable<ApprovalsTable>): ApprovalDto => ({
   id: r.id,
@@ -42,6 +43,8 @@ export interface ApprovalEventAgent {
  * Every change of state is one conditional update on `state = 'pending'`, so of a decision, an
  * answer at the terminal and an expiry racing for one approval exactly one wins.
  */
+const PENDING_PROBE = "select id from approvals where agent_id = ? and state = 'pending' limit 1"
+
 export const approvalsRepo = (db: Kysely<Database>, onAgentEvent?: () => void) => ({
   async insert(a: ApprovalDto, event: ApprovalEventAgent | null): Promise<void> {
     await db
@@ -132,7 +135,8 @@ export const approvalsRepo = (db: Kysely<Database>, onAgentEvent?: () => void) =
     // Every thinking/idle report of every agent lands here and almost none has a pending
     // approval: a read first keeps the status path off SQLite's write lock (and PostgreSQL's
     // row locks) in the common case. A request racing this read is settled by the next report.
-    const any = await db.selectFrom('approvals').select('id').where('agent_id', '=', agentId).where('state', '=', 'pending').limit(1).executeTakeFirst()
+    // A text written once (no query built and compiled per read): it runs once per batch of reports.
+    const [any] = await kyselyExec(db).all(PENDING_PROBE, [agentId])
     if (!any) return []
     const rows = await db
       .updateTable('approvals')
