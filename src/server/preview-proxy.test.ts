@@ -1,3 +1,4 @@
+import {createHash} from 'node:crypto'
 import http from 'node:http'
 import net from 'node:net'
 import type {AddressInfo} from 'node:net'
@@ -30,6 +31,9 @@ function fetchVia(port: number, path: string, opts: {method?: string; body?: Buf
   })
 }
 
+const PIECE = 64 * 1024
+const endlessPiece = (i: number) => Buffer.alloc(PIECE, i % 251)
+
 describe('relayHttp: a preview request relayed over a byte stream to the agent\'s server', () => {
   let agent: http.Server
   let raw: net.Server
@@ -51,11 +55,12 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
       // A long poll that never answers.
       if (req.url === '/hang') return
       if (req.url === '/endless') {
-        // Writes until the relay stops reading it (a browser that does not read).
-        const piece = Buffer.alloc(64 * 1024, 'e')
+        // Writes until the relay stops reading it (a browser that does not read); each piece
+        // its own bytes, so that one overwritten while the relay held it would show.
         res.writeHead(200, {'content-length': String(64 * 1024 * 1024)})
         const pump = () => {
           while (stream.written < 64 * 1024 * 1024) {
+            const piece = endlessPiece(stream.written / PIECE)
             stream.written += piece.length
             if (!res.write(piece)) {
               stream.blocked = true
@@ -204,10 +209,13 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
     await waitFor(() => socket.destroyed)
   })
 
-  it('stops reading the agent\'s server while the browser does not read, within about 1 MiB held', async () => {
+  it('stops reading the agent\'s server while the browser does not read, within about 1 MiB held, and passes every byte on as it was', async () => {
     stream.written = 0
     stream.blocked = false
     let received = 0
+    const got = createHash('sha256')
+    const want = createHash('sha256')
+    for (let i = 0; i < 1024; i++) want.update(endlessPiece(i))
     const done = new Promise<number>((resolve, reject) => {
       const req = http.get({port: hubPort, host: '127.0.0.1', path: '/p/agent/endless', agent: false}, (res) => {
         res.pause()
@@ -216,7 +224,10 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
             // The agent's server is held up: the relay holds at most its limit plus a read.
             expect(lastReply!.raw.writableLength).toBeLessThanOrEqual(1024 * 1024 + 64 * 1024)
             expect(stream.written).toBeLessThan(64 * 1024 * 1024)
-            res.on('data', (c: Buffer) => (received += c.length))
+            res.on('data', (c: Buffer) => {
+              received += c.length
+              got.update(c)
+            })
             res.on('end', () => resolve(received))
             res.resume()
           })
@@ -225,5 +236,6 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
       req.on('error', reject)
     })
     expect(await done).toBe(64 * 1024 * 1024)
+    expect(got.digest('hex')).toBe(want.digest('hex'))
   })
 })

@@ -37,6 +37,25 @@ describe('AnswerReader: an agent server\'s answer, its body passed on as it arri
     expect(r.pieces[0].buffer).toBe(input.buffer)
   })
 
+  it('keeps nothing fed but as a copy: the bytes may be read into the same buffer again', () => {
+    // As preview-read.ts reads: every part lands in one buffer, overwritten by the next.
+    const text = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n5\r\nhello\r\n0\r\n\r\n'
+    for (const parts of cuts(text)) {
+      const shared = Buffer.alloc(text.length)
+      let head: AnswerHead | null = null
+      let body = ''
+      const r = new AnswerReader(false, (h) => (head = h), (c) => (body += c.toString('latin1')))
+      let done = false
+      for (const p of parts) {
+        shared.fill('#')
+        const n = shared.write(p, 'latin1')
+        done = r.feed(shared.subarray(0, n)) || done
+      }
+      expect(head).toMatchObject({status: 200, headers: {'x-a': '1'}})
+      expect({body, done}).toEqual({body: 'hello', done: true})
+    }
+  })
+
   it('decodes chunked framing cut anywhere, dropping extensions and trailers', () => {
     const text = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: t\r\n\r\nAFTER'
     for (const parts of cuts(text)) {

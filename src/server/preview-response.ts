@@ -1,6 +1,6 @@
 /**
  * Reading an agent server's HTTP/1.x answer off a byte stream for a preview (preview-proxy.ts):
- * its head parsed here, its body handed on as the very buffers that arrived, cut only where its
+ * its head parsed here, its body handed on as views of the bytes that arrived, cut only where its
  * framing (Content-Length or chunked) says it ends.
  *
  * Why not node:http's client: its parser copies every body byte into a new buffer (llhttp's
@@ -99,9 +99,9 @@ class Held {
     return at < 0 ? -1 : this.length - want + at
   }
 
-  /** Holds `chunk` (a copy when `copy`: a small piece of a large read should not keep all of it). */
-  hold(chunk: Buffer, copy: boolean): void {
-    this.pieces.push(copy ? Buffer.from(chunk) : chunk)
+  /** Holds a copy of `chunk`: its buffer may be read into again, and a small piece of a large read should not keep all of it. */
+  hold(chunk: Buffer): void {
+    this.pieces.push(Buffer.from(chunk))
     this.length += chunk.length
   }
 
@@ -132,7 +132,8 @@ function framingOf(status: number, headers: Record<string, string | string[]>, n
 
 /**
  * Takes the answer's bytes as they arrive: `head` is called once with the final head, `body`
- * with each piece of the body (subarrays of what arrived, never copies), and `feed` returns
+ * with each piece of the body (subarrays of what arrived, never copies: valid as long as the
+ * chunk fed is; nothing fed is kept past `feed` but as a copy), and `feed` returns
  * true once the answer is complete (bytes after it are ignored: the connection is closed after
  * one answer). A close-delimited body is complete when the stream ends: call `end()`, which
  * returns false when the answer was cut short. Throws `MalformedAnswer`.
@@ -160,7 +161,8 @@ export class AnswerReader {
       const end = this.held.find(chunk, CRLFCRLF)
       if (end < 0) {
         if (this.headBytes + this.held.length + chunk.length > maxHeaderSize) throw new MalformedAnswer(`the agent's server sent a head over ${maxHeaderSize} bytes`)
-        this.held.hold(chunk, false)
+        // A copy: the caller may read its next bytes into the same buffer (preview-read.ts).
+        this.held.hold(chunk)
         return false
       }
       this.headBytes += end + 4
@@ -217,7 +219,7 @@ export class AnswerReader {
         const eol = this.held.find(buf, CRLF)
         if (eol < 0) {
           if (this.held.length + buf.length >= 2) throw new MalformedAnswer('the agent\'s server sent a chunk without its CRLF')
-          this.held.hold(buf, true)
+          this.held.hold(buf)
           return false
         }
         if (eol !== 0) throw new MalformedAnswer('the agent\'s server sent a chunk without its CRLF')
@@ -229,7 +231,7 @@ export class AnswerReader {
       if (eol < 0) {
         // A size or trailer line split across reads waits for its end, within the head's limit.
         if (this.held.length + buf.length > maxHeaderSize) throw new MalformedAnswer('the agent\'s server sent an over-long chunk line')
-        this.held.hold(buf, true)
+        this.held.hold(buf)
         return false
       }
       const all = this.held.take(buf)
