@@ -27,7 +27,7 @@ import {register} from 'tsx/esm/api'
 
 register()
 const {buildLegacyFixture} = await import('../../test/helpers/legacy-fixture.ts')
-const {loadWorld, planAdoption} = await import('../../src/domain/delegation/planner.ts')
+const {loadWorld, planAdoption, planFingerprint} = await import('../../src/domain/delegation/planner.ts')
 const {createAdoptionService} = await import('../../src/domain/delegation/adoption-service.ts')
 const {runDelegationStartup} = await import('../../src/domain/delegation/startup.ts')
 const {systemClock} = await import('../../src/domain/shared/clock.ts')
@@ -81,6 +81,7 @@ async function measure(store, title) {
   const fullCpu = []
   const load = []
   const plan = []
+  const fingerprint = []
   const walk = []
   const body = []
   let preview = null
@@ -95,13 +96,16 @@ async function measure(store, title) {
     t = performance.now()
     const size = JSON.stringify(preview).length
     body.push({ms: performance.now() - t, size})
-    // Where the time goes, measured apart: the bulk reads, then the plan alone.
+    // Where the time goes, measured apart: the bulk reads, the plan alone, its fingerprint.
     t = performance.now()
     const world = await loadWorld(store)
     load.push(performance.now() - t)
     t = performance.now()
-    planAdoption(world)
+    const hops = planAdoption(world)
     plan.push(performance.now() - t)
+    t = performance.now()
+    planFingerprint('adopt', hops)
+    fingerprint.push(performance.now() - t)
     t = performance.now()
     walked = plainWalk(world)
     walk.push(performance.now() - t)
@@ -111,7 +115,9 @@ async function measure(store, title) {
   const counts = Object.entries(preview.counts).map(([k, n]) => `${k} ${n}`).join(', ')
   out(`${title}`)
   out(`  hops: ${preview.hops.length} (${counts}); hops walked by the plain walk: ${walked}`)
-  out(`  full preview: best ${ms(f.best)}, median ${ms(f.median)} (CPU median ${ms(stats(fullCpu).median)})  [apart: bulk reads median ${ms(stats(load).median)}, plan median ${ms(stats(plan).median)}]`)
+  // The same fixture must give the same fingerprint with any build (compare runs of two builds).
+  out(`  plan fingerprint: ${preview.planFingerprint}`)
+  out(`  full preview: best ${ms(f.best)}, median ${ms(f.median)} (CPU median ${ms(stats(fullCpu).median)})  [apart: bulk reads median ${ms(stats(load).median)}, plan median ${ms(stats(plan).median)}, its fingerprint median ${ms(stats(fingerprint).median)}]`)
   out(`  plain in-memory walk of the same chains: best ${ms(w.best)}, median ${ms(w.median)}; plan / plain walk (medians): ${(stats(plan).median / w.median).toFixed(1)}x`)
   out(`  JSON body of the preview: ${(body[0].size / 1e6).toFixed(1)} MB, serialised in ${ms(stats(body.map((b) => b.ms)).median)} (median)`)
   out(`  target: full preview < ${TARGET_MS} ms on SQLite: ${f.median < TARGET_MS ? 'met' : 'NOT met'} (median wall)`)

@@ -3,6 +3,7 @@ import type {Repos} from '../../store/store.js'
 import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
 import type {PlannerAgentFacts} from '../../store/repositories/agents.js'
 import {classifyEdge, edgeFingerprint, parseCeiling} from './edge-class.js'
+import {sortByAgentId} from './hop-order.js'
 import {BACKFILL_SENTINEL, POLICY_V1, policyV1Ceiling} from './policy-v1.js'
 import {MAX_WALK_DEPTH, type ExclusionReason, type Hop, type Outcome} from './types.js'
 
@@ -308,12 +309,12 @@ export function planAdoption(world: World, scope: PlanScope = {}, ceilings: Plan
   const byDepth: PlannedHop[][] = []
   for (const h of memo.values()) (byDepth[h.depth] ??= []).push(h)
   const hops: PlannedHop[] = []
-  for (const level of byDepth) if (level) for (const h of level.sort(byAgentId)) hops.push(h)
+  for (const level of byDepth) if (level) for (const h of sortByAgentId(level)) hops.push(h)
   return hops
 }
 
-/** Code-unit order of agent IDs, as the default sort gives, but cheaper for 100k (docs/delegation.md); IDs are unique, so never equal. */
-const byAgentId = (a: PlannedHop, b: PlannedHop): number => (a.agentId < b.agentId ? -1 : 1)
+/** `<n>:` for the lengths IDs and names have, made once. */
+const LENGTH_PREFIX = Array.from({length: 256}, (_, i) => `${i}:`)
 
 /**
  * Fingerprint of a plan: the operation and every hop's API fields, in the order given. The
@@ -348,13 +349,22 @@ export function planFingerprint(operation: 'adopt' | 'revert', hops: readonly Ho
     }
     return i
   }
-  const f = (s: string | null): string => (s === null ? '-' : `${s.length}:${s}`)
+  const f = (s: string | null): string => (s === null ? '-' : (LENGTH_PREFIX[s.length] ?? `${s.length}:`) + s)
+  // Fields with few distinct values (project, outcome, reason, kind, role, status) are framed once
+  // each: fewer short-lived strings per hop (the plan has 100k).
+  const framed = new Map<string, string>()
+  const few = (s: string | null): string => {
+    if (s === null) return '-'
+    let x = framed.get(s)
+    if (x === undefined) framed.set(s, (x = f(s)))
+    return x
+  }
   // UTF-16 code units as they are: the length prefixes count those, and no text is lost in encoding.
   const hash = createHash('sha256').update(f(operation), 'utf16le')
   let chunk = ''
   for (const h of hops) {
-    let line = `\n${f(h.agentId)}${f(h.edgeId)}${f(h.projectId)}${f(h.outcome)}${f(h.reason)}${f(h.delegator?.kind ?? null)}${f(h.delegator?.id ?? null)}${f(h.role)}${place(h.beforeCeiling)},${place(h.afterCeiling)},${f(h.recordId)}`
-    if (recordStatus) line += f(h.recordId === null ? null : (recordStatus(h.recordId) ?? null))
+    let line = '\n' + f(h.agentId) + f(h.edgeId) + few(h.projectId) + few(h.outcome) + few(h.reason) + few(h.delegator?.kind ?? null) + f(h.delegator?.id ?? null) + few(h.role) + place(h.beforeCeiling) + ',' + place(h.afterCeiling) + ',' + f(h.recordId)
+    if (recordStatus) line += few(h.recordId === null ? null : (recordStatus(h.recordId) ?? null))
     chunk += line
     if (chunk.length >= 65_536) {
       hash.update(chunk, 'utf16le')
