@@ -1,13 +1,5 @@
 import type {Exec} from '../compiled-statement.js'
-import type {StatusStep} from './agents.js'
-
-/** The columns of an agent row whose change is an agent event (agent_events). */
-type EventColumns = {phase: string; activity: string | null; detail: string; error: string | null; deleted_at: string | null}
-
-/** What an agent event carries of a row, as `agentsRepo` compares it (agents.ts `snapshotOf`). */
-const snapshotOf = (r: EventColumns) => ({phase: r.phase, activity: r.activity, detail: r.detail, error: r.error, deleted: r.deleted_at !== null})
-type Snapshot = ReturnType<typeof snapshotOf>
-const eventChanged = (b: Snapshot, a: Snapshot) => b.phase !== a.phase || b.activity !== a.activity || b.detail !== a.detail || b.error !== a.error || b.deleted !== a.deleted
+import {eventChanged, snapshotOf, type EventColumns, type StatusStep} from './agents.js'
 
 /**
  * The status writer's write (domain/agents/status-writer.ts), against `Exec`, in the status

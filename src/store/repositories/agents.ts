@@ -74,13 +74,13 @@ export const plannerAgentStatements = (x: Exec) => ({
   },
 })
 
-type EventColumns = {phase: string; activity: string | null; detail: string; error: string | null; deleted_at: string | null}
+export type EventColumns = {phase: string; activity: string | null; detail: string; error: string | null; deleted_at: string | null}
 
 /** Whether two snapshots differ in a field whose change is an agent event. */
-const eventChanged = (b: ReturnType<typeof snapshotOf>, a: ReturnType<typeof snapshotOf>) => b.phase !== a.phase || b.activity !== a.activity || b.detail !== a.detail || b.error !== a.error || b.deleted !== a.deleted
+export const eventChanged = (b: ReturnType<typeof snapshotOf>, a: ReturnType<typeof snapshotOf>) => b.phase !== a.phase || b.activity !== a.activity || b.detail !== a.detail || b.error !== a.error || b.deleted !== a.deleted
 
 /** Fields whose change is an agent event (agent_events). */
-const snapshotOf = (r: EventColumns) => ({phase: r.phase, activity: r.activity, detail: r.detail, error: r.error, deleted: r.deleted_at !== null})
+export const snapshotOf = (r: EventColumns) => ({phase: r.phase, activity: r.activity, detail: r.detail, error: r.error, deleted: r.deleted_at !== null})
 
 /**
  * `onEvent` is told when a write appended an agent event, so the store can wake other replicas'
@@ -294,43 +294,6 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
       }
     }
     return r ? toAgent(r) : null
-  },
-  /**
-   * The status writer's write (domain/agents/status-writer.ts), in the caller's transaction: an
-   * agent's pending steps in order, each as `update` would write it (heartbeat and `updated_at`
-   * too, an agent event for each step that changes what one carries), but with statement texts
-   * written once (compiled-statement.ts) and one read of the row for all steps. With `live`,
-   * nothing is written unless the agent exists, is not deleted and is in one of those phases:
-   * answers the name and phase that refused it.
-   */
-  async writeStatus(id: string, steps: readonly StatusStep[], now: string, live: ReadonlySet<string> | null): Promise<{refused: {name: string; phase: string} | null}> {
-    const x = kyselyExec(db)
-    const [row] = await x.all<EventColumns & {name: string; project_id: string}>(
-      'select name, project_id, phase, activity, detail, error, deleted_at from agents where id = ?',
-      [id],
-    )
-    if (live && (!row || row.deleted_at || !live.has(row.phase))) return {refused: {name: row?.name ?? id, phase: row?.deleted_at ? 'deleted' : (row?.phase ?? 'unknown')}}
-    if (!row) return {refused: null}
-    let cur = snapshotOf(row)
-    for (const step of steps) {
-      const sets: string[] = []
-      const params: unknown[] = []
-      for (const [column, value] of [['phase', step.phase], ['activity', step.activity], ['detail', step.detail], ['error', step.error], ['last_heartbeat_at', step.heartbeatAt]] as const) {
-        if (value === undefined) continue
-        sets.push(`${column} = ?`)
-        params.push(value)
-      }
-      // What the row holds after (RETURNING: a concurrent writer's change on PostgreSQL included, as in `update`).
-      const [after] = await x.all<EventColumns>(`update agents set ${sets.join(', ')}, updated_at = ? where id = ? returning phase, activity, detail, error, deleted_at`, [...params, now, id])
-      if (!after) break
-      const next = snapshotOf(after)
-      if (eventChanged(cur, next)) {
-        await appendAgentEvent(db, cur, {id, projectId: row.project_id, name: row.name, ...next}, now)
-        onEvent()
-      }
-      cur = next
-    }
-    return {refused: null}
   },
   /** Counts one more ended turn, atomically (replicas may count concurrently); answers the new count. */
   async incrementTurns(id: string, now: string): Promise<number | null> {
