@@ -2,6 +2,7 @@ import {createHash} from 'node:crypto'
 import http from 'node:http'
 import net from 'node:net'
 import type {AddressInfo} from 'node:net'
+import {Duplex} from 'node:stream'
 import Fastify, {type FastifyInstance, type FastifyReply} from 'fastify'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {PREVIEW_CSP, relayHttp} from './preview-proxy.js'
@@ -102,12 +103,14 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
       const port = ((target === 'raw' ? raw : agent).address() as AddressInfo).port
       const socket = net.connect({port, host: '127.0.0.1'})
       opened.push(socket)
+      // `tunnel`: the agent's server behind a stream that is no socket, as a tunnel's is (read by 'data' events).
+      const stream = target === 'tunnel' ? Duplex.from({readable: socket, writable: socket}) : socket
       lastReply = reply
       routeWaiting = true
       await gate
       routeWaiting = false
       const path = request.url.slice(`/p/${target}`.length)
-      await relayHttp(request, reply, socket, {prefix: `/p/${target}`, path, port})
+      await relayHttp(request, reply, stream, {prefix: `/p/${target}`, path, port})
     })
     await hub.listen({port: 0, host: '127.0.0.1'})
     hubPort = (hub.server.address() as AddressInfo).port
@@ -209,7 +212,7 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
     await waitFor(() => socket.destroyed)
   })
 
-  it('stops reading the agent\'s server while the browser does not read, within about 1 MiB held, and passes every byte on as it was', async () => {
+  it.each(['agent', 'tunnel'])('stops reading the agent\'s server while the browser does not read, within about 1 MiB held, and passes every byte on as it was (%s)', async (target) => {
     stream.written = 0
     stream.blocked = false
     let received = 0
@@ -217,7 +220,7 @@ describe('relayHttp: a preview request relayed over a byte stream to the agent\'
     const want = createHash('sha256')
     for (let i = 0; i < 1024; i++) want.update(endlessPiece(i))
     const done = new Promise<number>((resolve, reject) => {
-      const req = http.get({port: hubPort, host: '127.0.0.1', path: '/p/agent/endless', agent: false}, (res) => {
+      const req = http.get({port: hubPort, host: '127.0.0.1', path: `/p/${target}/endless`, agent: false}, (res) => {
         res.pause()
         void waitFor(() => stream.blocked)
           .then(() => {
