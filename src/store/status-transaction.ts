@@ -1,6 +1,7 @@
-import type {Database as SqliteConnection, Statement} from 'better-sqlite3'
+import type {Database as SqliteConnection} from 'better-sqlite3'
 import type {Kysely} from 'kysely'
-import {kyselyExec, type Exec} from './compiled-statement.js'
+import {kyselyExec} from './compiled-statement.js'
+import {connectionTransaction} from './connection-transaction.js'
 import {statusStatements} from './repositories/agent-status-write.js'
 import type {Database} from './schema.js'
 
@@ -18,9 +19,8 @@ export type StatusTransaction = <T>(fn: (tx: StatusTx) => Promise<T>) => Promise
  * than its statements: a Kysely and all ~20 repositories built per transaction, and a compiled
  * query and a trip through the driver's queue per statement; under a closed loop of reports a
  * batch holds only a few of them. On SQLite it runs on the connection itself, as a bulk pass's
- * does (pass-transaction.ts: Kysely's connection held, so nothing else of the store runs or
- * joins in between), each text prepared once; BEGIN IMMEDIATE because it reads the row, then
- * writes it. On PostgreSQL it is a Kysely transaction with only these statements. `onEvent` is
+ * does (connection-transaction.ts), each text prepared once; BEGIN IMMEDIATE because it reads
+ * the row, then writes it. On PostgreSQL it is a Kysely transaction with only these statements. `onEvent` is
  * called once a transaction that appended agent events has committed (the store wakes the
  * replicas' event feeds).
  */
@@ -33,35 +33,11 @@ export function statusTransaction(db: Kysely<Database>, connection: SqliteConnec
       return out
     }
   }
-  // A handful of texts (one update per set of fields a step carries): kept for the store's life.
-  const statements = new Map<string, Statement>()
-  const prepared = (text: string): Statement => {
-    let st = statements.get(text)
-    if (!st) statements.set(text, (st = connection.prepare(text)))
-    return st
-  }
-  const x: Exec = {
-    run: async (text, params) => prepared(text).run(params).changes,
-    all: async <Row>(text: string, params: readonly unknown[]) => prepared(text).all(params) as Row[],
-  }
-  const begin = connection.prepare('begin immediate')
-  const commit = connection.prepare('commit')
-  const rollback = connection.prepare('rollback')
+  const {exec: x, run} = connectionTransaction(db, connection, 'begin immediate')
   return async (fn) => {
     let appended = false
     const tx: StatusTx = {agents: statusStatements(x, () => (appended = true))}
-    const out = await db.getExecutor().provideConnection(async () => {
-      begin.run()
-      try {
-        const r = await fn(tx)
-        commit.run()
-        return r
-      } catch (err) {
-        // A failed statement may have ended the transaction already (SQLite rolls back on some errors).
-        if (connection.inTransaction) rollback.run()
-        throw err
-      }
-    })
+    const out = await run(() => fn(tx))
     if (appended) onEvent()
     return out
   }
