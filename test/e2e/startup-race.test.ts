@@ -29,7 +29,11 @@ function call(method: string, url: string, token?: string, body?: unknown): Prom
 describe('no start-up race: a create right after /healthz is accepted', () => {
   const home = mkdtempSync(join(tmpdir(), 'svc-e2e-race-'))
   let child: ReturnType<typeof spawn> | null = null
+  // The agent is deleted while its Hub still runs: a Hub that stops leaves its agents running
+  // (a podman agent's container outlived every run of this file before).
+  let deleteAgent: (() => Promise<unknown>) | null = null
   afterAll(async () => {
+    await deleteAgent?.()
     if (child && child.exitCode === null) {
       const gone = new Promise((r) => child!.on('exit', r))
       child.kill('SIGTERM')
@@ -59,6 +63,7 @@ describe('no start-up race: a create right after /healthz is accepted', () => {
     expect(existsSync(tokenFile)).toBe(true)
     const token = readFileSync(tokenFile, 'utf8').trim()
     const created = await call('POST', `${url}/api/v1/agents`, token, {name: 'first', projectId: 'default', harnessConfig: 'shell'})
+    if (created.status === 201) deleteAgent = () => call('DELETE', `${url}/api/v1/agents/${created.body.agent.id}`, token)
     expect(created.status, JSON.stringify(created.body)).toBe(201)
     expect(created.body.agent.brokerId).toBeTruthy()
   }, 120_000)
