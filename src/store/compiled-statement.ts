@@ -39,8 +39,9 @@ function usesDollarPlaceholders<Db>(db: Kysely<Db>): boolean {
 export const changed = (r: QueryResult<unknown>): number => Number(r.numAffectedRows ?? 0)
 
 /**
- * Runs SQL texts with `?` placeholders: through Kysely (`kyselyExec`) or, for a bulk pass that
- * holds the SQLite connection, on the connection itself (store/pass-transaction.ts). Hot
+ * Runs SQL texts with `?` placeholders: through Kysely (`kyselyExec`) or, for a transaction that
+ * holds the SQLite connection (a bulk pass's hop, a batch of status reports), on the connection
+ * itself (store/connection-transaction.ts). Hot
  * statements are written once against it, so both paths run the same text.
  */
 export interface Exec {

@@ -37,14 +37,16 @@ export interface ApprovalEventAgent {
   error: string | null
 }
 
+// Whether an agent has a pending approval: a text written once (no query built and compiled per
+// read), run once per batch of status reports.
+const PENDING_PROBE = "select id from approvals where agent_id = ? and state = 'pending' limit 1"
+
 /**
  * Approvals. A pending one is inserted with its `approval_requested` row of the agent event log
  * (same connection: in a transaction both commit together); `onAgentEvent` wakes the feeds.
  * Every change of state is one conditional update on `state = 'pending'`, so of a decision, an
  * answer at the terminal and an expiry racing for one approval exactly one wins.
  */
-const PENDING_PROBE = "select id from approvals where agent_id = ? and state = 'pending' limit 1"
-
 export const approvalsRepo = (db: Kysely<Database>, onAgentEvent?: () => void) => ({
   async insert(a: ApprovalDto, event: ApprovalEventAgent | null): Promise<void> {
     await db
@@ -135,7 +137,6 @@ export const approvalsRepo = (db: Kysely<Database>, onAgentEvent?: () => void) =
     // Every thinking/idle report of every agent lands here and almost none has a pending
     // approval: a read first keeps the status path off SQLite's write lock (and PostgreSQL's
     // row locks) in the common case. A request racing this read is settled by the next report.
-    // A text written once (no query built and compiled per read): it runs once per batch of reports.
     const [any] = await kyselyExec(db).all(PENDING_PROBE, [agentId])
     if (!any) return []
     const rows = await db
