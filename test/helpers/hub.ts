@@ -57,9 +57,17 @@ export async function startTestHub(dialect: Dialect, opts: TestHubOptions = {}):
     env.SVC_SERVER_DATABASE_DRIVER = 'postgres'
     env.SVC_SERVER_DATABASE_URL = s.url
   }
-  const bootstrap = resolveBootstrap({port: 0, ...opts.flags}, env)
   const logger = opts.logger ?? pino({level: process.env.SVC_TEST_LOG ?? 'silent'})
-  const hub = await createHub(bootstrap, {env, logger, clock: opts.clock, delegationStartup: opts.delegationStartup, limits: opts.limits})
+  let hub: Awaited<ReturnType<typeof createHub>>
+  try {
+    const bootstrap = resolveBootstrap({port: 0, ...opts.flags}, env)
+    hub = await createHub(bootstrap, {env, logger, clock: opts.clock, delegationStartup: opts.delegationStartup, limits: opts.limits})
+  } catch (err) {
+    // A test expecting the Hub to refuse its configuration gets no dispose(): its database goes here.
+    if (dropSchema) await dropSchema().catch(() => {})
+    rmSync(home, {recursive: true, force: true})
+    throw err
+  }
   const request: TestHub['request'] = async (method, url, o = {}) => {
     const token = o.token === undefined ? hub.config.devToken : o.token
     const res = await hub.app.inject({
