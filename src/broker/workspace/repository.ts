@@ -14,6 +14,7 @@ import {agentRepoPaths, isLegacyWorkspace, readAgentHead, readAgentRef, readReco
 import {git, gitRaw, GitError} from './git.js'
 import {ensureHostRepo, fetchFromAgent, hostGit, hostGitRaw, prepareHostRead} from './host-git.js'
 import {WorkspaceRefusal} from './refusal.js'
+import {initAgentRepo} from './repo-init.js'
 
 export {agentRepoPaths}
 
@@ -163,7 +164,7 @@ async function fromRemote(remote: string, branch: string, paths: AgentRepoPaths)
 }
 
 /**
- * Makes an empty repository borrowing `rec.objects`, runs `fill`, writes the record; undoes all on
+ * Makes an empty repository borrowing `rec.objects` (as files where git allows: repo-init.ts), runs `fill`, writes the record; undoes all on
  * failure. svc's own repository (`review/<id>.git`) is not made here: every host read makes it
  * first (prepareHostRead, ensureHostRepo), and an agent's start, which waits for this, spares
  * the git process.
@@ -171,7 +172,7 @@ async function fromRemote(remote: string, branch: string, paths: AgentRepoPaths)
 async function make(paths: AgentRepoPaths, rec: AgentRepoRecord, fill: () => Promise<AgentWorkspace>, branch: string): Promise<AgentWorkspace> {
   await mkdirs(paths)
   try {
-    await git(['init', '-q', '--template=', `--initial-branch=${branch}`, `--separate-git-dir=${paths.gitDir}`, paths.workdir], {cwd: dirname(paths.workdir), untrusted: true})
+    await initAgentRepo(paths, branch)
     await mkdir(join(paths.gitDir, 'objects', 'info'), {recursive: true})
     writeFileSync(join(paths.gitDir, 'objects', 'info', 'alternates'), rec.alternates)
     const ws = await fill()
