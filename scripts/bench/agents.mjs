@@ -37,7 +37,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {register} from 'tsx/esm/api'
 import {freePort, requestJson, treeRssKb as rssWithout, until} from './lib.mjs'
-import {cpuMs, requestRelay, START_STEPS, startMarks, watchExec} from './parts/agent-start-marks.mjs'
+import {cpuMs, hubCpuMs, requestRelay, START_STEPS, startMarks, watchExec} from './parts/agent-start-marks.mjs'
 
 register()
 const {startAnthropicServer, userText} = await import('../../test/helpers/model-servers/anthropic.ts')
@@ -77,13 +77,14 @@ async function startupPart({api, project, cliEnv, hubUrl, model, removeAgent}) {
   const execs = []
   const steps = START_STEPS.map(() => [])
   // CPU per start: the CLI (a child the bench waits for), and the Hub with its co-located broker
-  // and the git and tmux processes they ran, from the CLI's spawn to Claude Code's exec.
+  // and the git and tmux processes they ran (through svc's spawner: hubCpuMs), from the CLI's
+  // spawn to Claude Code's exec.
   const cliCpu = []
   const hubCpu = []
   try {
     for (let i = 0; i < RUNS; i++) {
       const marker = `bench startup task ${i} ${Date.now()}`
-      const hubCpu0 = cpuMs(hub.pid)
+      const hubCpu0 = hubCpuMs(hub.pid)
       const cliCpu0 = cpuMs(process.pid, {own: false})
       const t0 = performance.now()
       const startedAt = Date.now()
@@ -100,7 +101,7 @@ async function startupPart({api, project, cliEnv, hubUrl, model, removeAgent}) {
       const agent = JSON.parse(stdout).agent
       const panePid = Number(tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim())
       await until(async () => exec.seen(), 60_000, `Claude Code's process of start${i}`).catch(() => {})
-      hubCpu.push(cpuMs(hub.pid) - hubCpu0)
+      hubCpu.push(hubCpuMs(hub.pid) - hubCpu0)
       const first = await model.waitForRequest((q) => q.method === 'POST' && q.path.startsWith('/v1/messages') && JSON.stringify(q.body ?? '').includes(marker), FIRST_REQUEST_MS, `the first model request of start${i}`).catch((err) => {
         throw new Error(`${err.message}\nthe agent's terminal:\n${tmux('capture-pane', '-p', '-t', `=svc-${agent.id}:`).stdout}`)
       })

@@ -22,6 +22,7 @@ import {TunnelClient, type StreamIo} from './tunnel-client.js'
 import {AgentPorts} from './ports/port-requests.js'
 import {hubEndpointEnv, replicaEnv} from './hub-post.js'
 import {BrokerError, BrokerRuntimes, type SelectedRuntimeRef} from './broker-runtimes.js'
+import {warmSpawner} from './runtimes/spawner.js'
 
 export type {SelectedRuntimeRef}
 
@@ -80,6 +81,9 @@ export class Broker {
 
   constructor(readonly opts: BrokerOptions) {
     mkdirSync(opts.stateDir, {recursive: true, mode: 0o700})
+    // git and tmux run from a small process of svc's (runtimes/spawner.ts), started now so an
+    // agent's first start finds it ready; no fork of this (growing) process per command.
+    warmSpawner()
     this.runtimes = new BrokerRuntimes({
       initial: {runtime: opts.runtime, env: opts.runtimeEnv, runtimeName: opts.runtimeName ?? opts.runtime.type, settings: opts.runtimeSettings ?? {type: opts.runtime.type}},
       createRuntime: opts.createRuntime,

@@ -134,3 +134,21 @@ export function cpuMs(pid, {children = true, own = true} = {}) {
   const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(f[i]))
   return ((own ? utime + stime : 0) + (children ? cutime + cstime : 0)) * 10
 }
+
+/**
+ * cpuMs of the Hub with its live child processes (own and reaped children's time): svc's process
+ * spawner (src/broker/runtimes/spawner.ts) runs the Hub's git and tmux, whose time is counted in
+ * the spawner's, not the Hub's, until the spawner exits.
+ */
+export function hubCpuMs(pid) {
+  let total = cpuMs(pid)
+  for (const [child, {ppid}] of parents()) {
+    if (ppid !== pid) continue
+    try {
+      total += cpuMs(child)
+    } catch {
+      // gone meanwhile: its time is in the Hub's own count once reaped
+    }
+  }
+  return total
+}

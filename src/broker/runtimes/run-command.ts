@@ -1,5 +1,10 @@
-/** Runs an external program without a shell and reports failures with its stderr. */
+/**
+ * Runs an external program without a shell and reports failures with its stderr. Commands run
+ * in svc's process spawner when it is up (spawner.ts: no fork of the Hub), else here; both run
+ * them the same way.
+ */
 import {spawn} from 'node:child_process'
+import {runInSpawner} from './spawner.js'
 
 export interface RunResult {
   code: number
@@ -35,8 +40,22 @@ export class CommandError extends Error {
   }
 }
 
+/** The spawn's failure as runCommand reports it. */
+function spawnFailure(file: string, e: {code?: string; message: string}): CommandError {
+  return e.code === 'ENOENT' ? new CommandError(`${file} is not installed or not on PATH`) : new CommandError(`${file} could not be run: ${e.message}`)
+}
+
 /** Runs `file args`; resolves with the exit code and output whatever the code (never rejects on a non-zero exit). */
 export function runCommand(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const there = runInSpawner(file, args, opts)
+  if (!there) return runHere(file, args, opts)
+  return there.catch((e: {code?: string; message: string}) => {
+    throw spawnFailure(file, e)
+  })
+}
+
+/** runCommand in this process (the spawner's PROGRAM does the same steps). */
+export function runHere(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal})
     const out: Buffer[] = []
@@ -66,8 +85,7 @@ export function runCommand(file: string, args: string[], opts: RunOptions = {}):
     child.stderr.on('data', (c: Buffer) => err.push(c))
     child.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer)
-      if (e.code === 'ENOENT') reject(new CommandError(`${file} is not installed or not on PATH`))
-      else reject(new CommandError(`${file} could not be run: ${e.message}`))
+      reject(spawnFailure(file, e))
     })
     child.on('close', (code, sig) => {
       clearTimeout(timer)

@@ -1,0 +1,160 @@
+/**
+ * A small long-lived Node process that starts the programs the Hub and its co-located broker run
+ * (git, tmux, bwrap's checks), so that no process is forked from the Hub itself: a fork copies
+ * the forking process's page tables and the parent waits until the child has exec'd, which in a
+ * Hub of a few hundred MB held its event loop 15-30 ms per process (Hub CPU profile of the agents
+ * bench at load ~7: the five processes of an agent's start spent ~110 ms in ChildProcess.spawn),
+ * against ~6 ms from a bare Node. Each command is sent whole over the IPC channel (argv array,
+ * environment, working directory, stdin, limits) and run there exactly as run-command.ts runs it
+ * here; the answer is the same RunResult. The spawner holds no state of its own and takes
+ * commands only from the Hub that started it (its inherited IPC channel); it exits when that
+ * channel closes. It is started on the first command (which runs here meanwhile); while it is
+ * not ready, when it is gone, and where it cannot be started (the single executable, which runs
+ * only its own code, and SVC_SPAWNER=0), commands run here as before.
+ */
+import {spawn, type ChildProcess} from 'node:child_process'
+import type {RunOptions, RunResult} from './run-command.js'
+
+/**
+ * The spawner's program (run by `node -e`): the same steps as run-command.ts's runHere, which
+ * the tests run against it with the same table. Plain JavaScript on purpose: it is a string.
+ */
+const PROGRAM = String.raw`
+'use strict'
+const {spawn} = require('node:child_process')
+process.title = 'svc-spawner'
+const running = new Map()
+function run(q) {
+  let child
+  try {
+    child = spawn(q.file, q.args, {env: q.env, cwd: q.cwd, stdio: ['pipe', 'pipe', 'pipe']})
+  } catch (e) {
+    return process.send({id: q.id, error: {code: e.code, message: e.message}})
+  }
+  running.set(q.id, child)
+  const out = []
+  const err = []
+  let timedOut = false
+  let outBytes = 0
+  let truncated = false
+  let answered = false
+  const answer = (m) => {
+    if (answered) return
+    answered = true
+    running.delete(q.id)
+    process.send(Object.assign({id: q.id}, m))
+  }
+  const timer = q.timeoutMs ? setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, q.timeoutMs) : undefined
+  child.stdout.on('data', (c) => {
+    if (truncated) return
+    const max = q.maxStdoutBytes
+    if (max !== undefined && outBytes + c.length > max) {
+      out.push(c.subarray(0, max - outBytes))
+      outBytes = max
+      truncated = true
+      child.kill('SIGKILL')
+      return
+    }
+    out.push(c)
+    outBytes += c.length
+  })
+  child.stderr.on('data', (c) => err.push(c))
+  child.on('error', (e) => { clearTimeout(timer); answer({error: {code: e.code, message: e.message}}) })
+  child.on('close', (code, sig) => {
+    clearTimeout(timer)
+    const stderr = Buffer.concat(err).toString('utf8').trim()
+    if (timedOut) return answer({result: {code: 124, stdout: Buffer.concat(out), stderr: q.file + ' did not finish within ' + q.timeoutMs + ' ms'}})
+    const result = {code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out), stderr}
+    if (truncated) result.truncated = true
+    answer({result})
+  })
+  child.stdin.on('error', () => {})
+  child.stdin.end(q.input === undefined || q.input === null ? undefined : q.input)
+}
+process.on('message', (q) => {
+  if (q.kill) return running.get(q.id)?.kill('SIGTERM')
+  run(q)
+})
+process.on('disconnect', () => process.exit(0))
+process.send({ready: true})
+`
+
+type Answer = {id: number; result?: RunResult & {stdout: Uint8Array}; error?: {code?: string; message: string}}
+interface Pending {
+  resolve(r: RunResult): void
+  reject(e: {code?: string; message: string}): void
+}
+
+let child: ChildProcess | undefined
+let ready = false
+/** Set once the spawner cannot be used in this process (not startable, or gone): commands run here. */
+let off = process.env.SVC_SPAWNER === '0'
+let nextId = 1
+const pending = new Map<number, Pending>()
+
+/**
+ * Whether this process's program is Node itself, which `-e` runs the spawner with. The single
+ * executable (dist/svc) runs its embedded program whatever its argv.
+ */
+const isNode = () => /(^|\/)node(js)?[0-9.-]*$/.test(process.execPath)
+
+function start(): void {
+  if (!isNode()) {
+    off = true
+    return
+  }
+  // Node's own options (NODE_OPTIONS: a --require, an inspector) are not the spawner's business.
+  const c = spawn(process.execPath, ['-e', PROGRAM], {stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced', env: {PATH: process.env.PATH ?? ''}})
+  child = c
+  c.on('message', (m: Answer & {ready?: boolean}) => {
+    if (m.ready) return void (ready = true)
+    const p = pending.get(m.id)
+    if (!p) return
+    pending.delete(m.id)
+    if (pending.size === 0) c.channel?.unref()
+    if (m.error) p.reject(m.error)
+    else p.resolve({...m.result!, stdout: Buffer.from(m.result!.stdout.buffer, m.result!.stdout.byteOffset, m.result!.stdout.byteLength)})
+  })
+  const gone = () => {
+    off = true
+    ready = false
+    child = undefined
+    for (const p of pending.values()) p.reject({message: "svc's process spawner exited before the command finished"})
+    pending.clear()
+  }
+  c.on('exit', gone)
+  c.on('error', gone)
+  // The spawner never keeps the Hub (or a test) alive: only a command waiting for it does.
+  c.unref()
+  c.channel?.unref()
+}
+
+/**
+ * Runs the command in the spawner and answers its result, or undefined when the spawner cannot
+ * take it now (the caller runs it itself). An error is `{code, message}` of the spawn's error.
+ */
+export function runInSpawner(file: string, args: string[], opts: RunOptions): Promise<RunResult> | undefined {
+  if (off || opts.signal) return undefined
+  if (!child) start()
+  if (!ready || !child?.connected) return undefined
+  const id = nextId++
+  const c = child
+  return new Promise<RunResult>((resolve, reject) => {
+    pending.set(id, {resolve, reject})
+    if (pending.size === 1) c.channel?.ref()
+    // Everything the command depends on is sent: the spawner's own environment and directory are not used.
+    c.send({id, file, args, env: opts.env ?? {...process.env}, cwd: opts.cwd ?? process.cwd(), input: opts.input, timeoutMs: opts.timeoutMs, maxStdoutBytes: opts.maxStdoutBytes}, (err) => {
+      if (!err || !pending.has(id)) return
+      pending.delete(id)
+      reject({message: `svc's process spawner did not take the command: ${err.message}`})
+    })
+  })
+}
+
+/** Starts the spawner now (a Hub at start-up, while it is small), so the first commands find it ready. */
+export function warmSpawner(): void {
+  if (!off && !child) start()
+}
+
+/** The spawner's process ID, or undefined (tests, the agents bench's CPU count). */
+export const spawnerPid = (): number | undefined => (ready ? child?.pid : undefined)
