@@ -1,4 +1,4 @@
-import {existsSync, mkdtempSync, realpathSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -97,6 +97,31 @@ describe('a workspace left by a start the Hub never recorded', () => {
       expect(sh(join(stateDir, 'kept-branches', 'a4.git'), 'rev-parse', 'refs/heads/svc/left')).toBe(work)
       expect(launched.workspace).toMatchObject({branch: 'svc/left', baseRef: 'main', baseCommit: sh(repos.remote, 'rev-parse', 'main')})
       expect(existsSync(join(launched.workspace!.path, 'left.txt'))).toBe(false)
+    } finally {
+      repos.dispose()
+      rmSync(stateDir, {recursive: true, force: true})
+    }
+  })
+})
+
+describe("a new agent's HOME, written while its repository is made", () => {
+  it("names the work tree's real path in the harness config, and goes when the workspace is refused", async () => {
+    const repos = makeRepos()
+    const stateDir = mkdtempSync(join(tmpdir(), 'svc-launch-home-'))
+    try {
+      const runtime = recordingRuntime()
+      const env = {PATH: `${BIN}:/usr/bin:/bin`, ANTHROPIC_API_KEY: 'k'}
+      const deps = {stateDir, hubUrl: 'http://127.0.0.1:9', runtime, runtimeEnv: env, writeTemplateFiles}
+      const launched = await launchAgent({agentId: 'h1', name: 'h1', projectId: 'p', harnessConfig: 'claude', env: {SVC_AUTH_TOKEN: 't'}, task: 'hi', workspace: {checkout: repos.checkout, branch: 'svc/h1'}}, deps)
+      const home = runtime.started[0]!.home!
+      const config = JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8')) as {projects: Record<string, unknown>}
+      expect(Object.keys(config.projects)).toContain(launched.workspace!.path)
+      expect(readFileSync(join(home, '.svc', 'agent-token'), 'utf8')).toBe('t\n')
+      // Refused (uncommitted changes in the checkout): nothing of the agent's is left, its HOME included.
+      writeFileSync(join(repos.checkout, 'README.md'), 'changed\n')
+      const refused = launchAgent({agentId: 'h2', name: 'h2', projectId: 'p', harnessConfig: 'claude', env: {SVC_AUTH_TOKEN: 't'}, task: 'hi', workspace: {checkout: repos.checkout, branch: 'svc/h2'}}, deps)
+      await expect(refused).rejects.toMatchObject({code: 'checkout_dirty'})
+      for (const p of ['homes/h2', 'workspaces/h2', 'repos/h2.git']) expect(existsSync(join(stateDir, p)), p).toBe(false)
     } finally {
       repos.dispose()
       rmSync(stateDir, {recursive: true, force: true})

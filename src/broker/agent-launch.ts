@@ -4,9 +4,9 @@
  * then start `[executable, ...args]` on the runtime in the workspace. Refusals come before
  * anything is made; a failure after that removes what this start made.
  */
-import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, realpathSync, rmSync} from 'node:fs'
 import {homedir} from 'node:os'
-import {dirname, join, resolve, sep} from 'node:path'
+import {basename, dirname, join, resolve, sep} from 'node:path'
 import type {AgentWorkspace} from '../api/dto.js'
 import {resolveHarness, type HarnessConfig} from './harness.js'
 import {prepareHarnessHome} from './harnesses/prepare-home.js'
@@ -17,7 +17,7 @@ import type {Runtime, RuntimeHandle} from './runtime.js'
 import {projectImageFor} from './images/project-image.js'
 import {selfCommand} from './self-command.js'
 import {executableReadable, findExecutable, nodeInterpreter} from './sandbox/host.js'
-import {isLegacyWorkspace, legacyRefusal, readRecord, repoMounts} from './workspace/agent-repo.js'
+import {isLegacyWorkspace, legacyRefusal, readRecord, repoMounts, type AgentRepoPaths} from './workspace/agent-repo.js'
 import {makeEnvironment, recordedSetup} from './workspace/environment.js'
 import {WorkspaceRefusal} from './workspace/refusal.js'
 import {awaitSetup, clearSetupStatus, SetupFailed, setupPrelude, type SetupPlan} from './workspace/setup.js'
@@ -102,6 +102,71 @@ function containerHarness(runtime: Runtime, mod: ReturnType<typeof harnessModule
   return paths.length === 2 && paths[1].endsWith('/node_modules') ? paths : []
 }
 
+/**
+ * Where a new agent's work tree will be, as the workspace answers it (repository.ts: its real
+ * path), before it exists: its parent directory is made (as the workspace's making would) and resolved.
+ */
+function newWorkdirPath(paths: AgentRepoPaths): string {
+  mkdirSync(dirname(paths.workdir), {recursive: true, mode: 0o700})
+  return join(realpathSync(dirname(paths.workdir)), basename(paths.workdir))
+}
+
+interface HomeInput {
+  resolved: ReturnType<typeof resolveHarness>
+  mod: ReturnType<typeof harnessModule>
+  launcher: string[]
+  baseEnv: Record<string, string>
+  home: string
+  workdir: string
+  resume: boolean
+}
+
+/**
+ * The agent's HOME (its token, secret files, the harness's config for `workdir`) and the command
+ * and environment it starts with. Reads nothing of the work tree, so it may run while the work
+ * tree is being made; a harness module's prepare must keep to that.
+ */
+async function prepareHome(p: StartParams, d: LaunchDeps, h: HomeInput): Promise<{workdir: string; env: Record<string, string>; command: string[]; harnessEnv: Record<string, string>; pasteTask?: string}> {
+  const {resolved, mod, launcher, baseEnv, home, workdir, resume} = h
+  mkdirSync(home, {recursive: true, mode: 0o700})
+  // The HOME is the agent's: written without following a link it may have planted (a restart).
+  if (p.env.SVC_AUTH_TOKEN) await writeHomeFile(agentTokenFile(home), p.env.SVC_AUTH_TOKEN + '\n')
+  for (const f of p.secretFiles ?? []) {
+    const target = resolve(home, f.target.replace(/^~\//, ''))
+    if (!target.startsWith(home + sep)) throw new LaunchError('workspace_failed', `secret file target ${JSON.stringify(f.target)} is outside the agent's HOME`)
+    await writeHomeFile(target, f.value)
+  }
+  const env: Record<string, string> = {...baseEnv, ...p.env, HOME: home, SVC_HUB_ENDPOINT: d.hubUrl, SVC_AUTH_TOKEN_FILE: agentTokenFile(home)}
+  const task = !resume && p.task ? p.task : undefined
+  if (!mod) {
+    const command = [...launcher, ...resolved.command.slice(1)]
+    if (task) command.push(...(resolved.taskFlag ? [resolved.taskFlag, task] : [task]))
+    return {workdir, env, command, harnessEnv: {}}
+  }
+  const ctx: LaunchContext = {
+    agentId: p.agentId,
+    agentName: p.name,
+    home,
+    workdir,
+    task: resolved.taskFlag ? undefined : task,
+    model: p.model ?? resolved.model ?? undefined,
+    thinkingLevel: p.thinkingLevel === 'none' ? 'off' : (p.thinkingLevel ?? undefined),
+    resume,
+    env,
+    authType: resolved.authType ?? mod.auth.default,
+    hookCommand: [...selfCommand(), 'hook', mod.type],
+    userHome: process.env.HOME || homedir(),
+  }
+  const harnessEnv = mod.env?.(ctx) ?? {}
+  Object.assign(env, harnessEnv)
+  await prepareHarnessHome(mod, ctx)
+  const command = [...launcher, ...resolved.args, ...mod.args(ctx)]
+  let pasteTask: string | undefined
+  if (task && resolved.taskFlag) command.push(resolved.taskFlag, task)
+  else if (task && !mod.taskInArgs) pasteTask = task
+  return {workdir, env, command, harnessEnv, pasteTask}
+}
+
 export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launched> {
   const resolved = resolveHarness(p.harnessConfig, {configs: p.harness ? {[p.harnessConfig]: p.harness} : undefined})
   const mod = harnessModule(resolved.harness)
@@ -132,6 +197,12 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
   const paths = agentRepoPaths(d.stateDir, p.agentId)
   const path = paths.workdir
   let setup: SetupPlan | null = null
+  // A restart resumes the harness's session (kept in its HOME), whether or not its directory had to be put back.
+  const resume = p.existingWorkspace != null
+  const home$ = (workdir: string) => prepareHome(p, d, {resolved, mod, launcher, baseEnv, home, workdir, resume})
+  // A new agent's HOME and harness config are written while its repository is made (git runs
+  // in another process meanwhile): they need only the work tree's path, never its files.
+  let early: ReturnType<typeof home$> | undefined
   try {
     // A worktree of the checkout (made by an older svc) would give the agent the checkout's refs.
     if (workspace && isLegacyWorkspace(paths)) throw legacyRefusal(paths)
@@ -144,6 +215,10 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
       // Left by a start the Hub never recorded (it gave up waiting): removed as any workspace
       // is, so a clone's unpushed commits are kept (kept-branches), never deleted.
       if (p.workspace && (existsSync(path) || existsSync(paths.gitDir))) await removeWorkspace(paths, {path, branch: p.workspace.branch, baseRef: '', baseCommit: ''})
+      const w = p.workspace
+      early = home$(w && (w.parent || w.checkout || w.gitRemote) ? newWorkdirPath(paths) : path)
+      // Its failure is seen when it is awaited below; a refusal of the workspace comes first.
+      early.catch(() => {})
       workspace = p.workspace ? await createWorkspace(p.workspace, paths) : null
       if (workspace) made = 'new'
       else mkdirSync(path, {recursive: true})
@@ -153,53 +228,19 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
     if (made === 'new') setup = (await makeEnvironment(paths, p.environment)).setup
     else if (p.runSetup && workspace) setup = recordedSetup(paths)
   } catch (err) {
+    await early?.catch(() => {})
     if (made === 'new') await removeWorkspace(paths, workspace, {removeBranch: true}).catch(() => {})
+    if (early) rmSync(home, {recursive: true, force: true})
     if (err instanceof WorkspaceRefusal) throw new LaunchError(err.code, err.message, err.details)
     throw err
   }
   const workdir = workspace?.path ?? path
-  // A restart resumes the harness's session (kept in its HOME), whether or not its directory had to be put back.
-  const resume = p.existingWorkspace != null
   try {
-    mkdirSync(home, {recursive: true, mode: 0o700})
-    // The HOME is the agent's: written without following a link it may have planted (a restart).
-    if (p.env.SVC_AUTH_TOKEN) await writeHomeFile(agentTokenFile(home), p.env.SVC_AUTH_TOKEN + '\n')
-    for (const f of p.secretFiles ?? []) {
-      const target = resolve(home, f.target.replace(/^~\//, ''))
-      if (!target.startsWith(home + sep)) throw new LaunchError('workspace_failed', `secret file target ${JSON.stringify(f.target)} is outside the agent's HOME`)
-      await writeHomeFile(target, f.value)
-    }
+    // Written for another path (never expected: the work tree's real path is known before it is made): written again.
+    let prepared = early ? await early : undefined
+    if (!prepared || prepared.workdir !== workdir) prepared = await home$(workdir)
+    const {env, command, harnessEnv, pasteTask} = prepared
     if (!resume) d.writeTemplateFiles(workdir, p.templateFiles ?? [])
-    const env: Record<string, string> = {...baseEnv, ...p.env, HOME: home, SVC_HUB_ENDPOINT: d.hubUrl, SVC_AUTH_TOKEN_FILE: agentTokenFile(home)}
-    const task = !resume && p.task ? p.task : undefined
-    let command: string[]
-    let harnessEnv: Record<string, string> = {}
-    let pasteTask: string | undefined
-    if (mod) {
-      const ctx: LaunchContext = {
-        agentId: p.agentId,
-        agentName: p.name,
-        home,
-        workdir,
-        task: resolved.taskFlag ? undefined : task,
-        model: p.model ?? resolved.model ?? undefined,
-        thinkingLevel: p.thinkingLevel === 'none' ? 'off' : (p.thinkingLevel ?? undefined),
-        resume,
-        env,
-        authType: resolved.authType ?? mod.auth.default,
-        hookCommand: [...selfCommand(), 'hook', mod.type],
-        userHome: process.env.HOME || homedir(),
-      }
-      harnessEnv = mod.env?.(ctx) ?? {}
-      Object.assign(env, harnessEnv)
-      await prepareHarnessHome(mod, ctx)
-      command = [...launcher, ...resolved.args, ...mod.args(ctx)]
-      if (task && resolved.taskFlag) command.push(resolved.taskFlag, task)
-      else if (task && !mod.taskInArgs) pasteTask = task
-    } else {
-      command = [...launcher, ...resolved.command.slice(1)]
-      if (task) command.push(...(resolved.taskFlag ? [resolved.taskFlag, task] : [task]))
-    }
     // The agent's own repository is writable, the checkout's objects it borrows are readable:
     // both from the record svc wrote when the agent was made, never from the work tree's files.
     const rec = workspace ? readRecord(paths) : null
