@@ -188,6 +188,32 @@ describeEachDialect('delegation planner over the legacy fixture', (dialect) => {
     expect(joined.activeEdges.get(twoEdges.id)).toHaveLength(2)
   })
 
+  it('later bulk reads (ceiling texts seen before answered as codes) still build the portable world', async () => {
+    // The planted recognized hop's ceiling was seen by the reads above; move it to another
+    // edge, give that edge's ceiling another project, and give one edge a ceiling never seen.
+    const recognized = world.activeEdges.get(fixture.planted.recognized)![0]
+    const [a, b] = [...world.agents.values()].filter((x) => !x.deleted && world.activeEdges.get(x.id)?.length === 1 && x.id !== fixture.planted.recognized)
+    const raw = await createDb({driver: target.driver, url: target.url})
+    try {
+      const set = (id: string, values: {ceiling: string; source_credential_kind: string; ceiling_policy: string; ceiling_project_id: string; provenance_version: number}) =>
+        raw.db.updateTable('delegation_edges').set(values).where('delegate_agent_id', '=', id).where('active', '=', 1).execute()
+      await set(a.id, {ceiling: recognized.ceiling!, source_credential_kind: 'system_migration', ceiling_policy: 'v1', ceiling_project_id: fixture.projects[1], provenance_version: 1})
+      await set(b.id, {ceiling: '["project.read","skill.list"]', source_credential_kind: 'token', ceiling_policy: 'v2', ceiling_project_id: b.projectId, provenance_version: 1})
+    } finally {
+      await raw.close()
+    }
+    for (let read = 0; read < 2; read++) {
+      const joined = await loadWorld(store)
+      const edgesApart = new Map<string, EdgeFacts[]>()
+      for (const e of await store.delegationEdges.listActiveFacts()) edgesApart.set(e.delegateAgentId, [...(edgesApart.get(e.delegateAgentId) ?? []), e])
+      const byId = (xs: EdgeFacts[] | undefined) => [...(xs ?? [])].sort((x, y) => (x.id < y.id ? -1 : 1))
+      for (const [id, es] of edgesApart) expect(byId(joined.activeEdges.get(id)), id).toEqual(byId(es))
+      for (const a of await store.agents.listPlannerAgents()) expect(joined.agents.get(a.id), a.id).toEqual(a)
+      expect(joined.activeEdges.get(a.id)![0]).toMatchObject({ceiling: recognized.ceiling, ceilingProjectId: fixture.projects[1], sourceCredentialKind: 'system_migration', ceilingPolicy: 'v1'})
+      expect(joined.activeEdges.get(b.id)![0]).toMatchObject({ceiling: '["project.read","skill.list"]', sourceCredentialKind: 'token', ceilingPolicy: 'v2'})
+    }
+  })
+
   it('a Hub started on the fixture accepts the agent tokens the builder wrote', async () => {
     const hub = await startTestHub('sqlite', {env: {SVC_SERVER_DATABASE_DRIVER: target.driver, SVC_SERVER_DATABASE_URL: target.url}})
     try {

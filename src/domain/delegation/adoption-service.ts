@@ -45,9 +45,11 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
   // records (all of them after a start-up adoption) stay in the database, not read and dropped.
   const [world, records] = await Promise.all([loadWorld(repos), repos.delegationAdoptions.originalEdgeIndex('adopted')])
   const planned = planAdoption(world, scope)
-  // Only records naming a planned edge matter, so no map of every record is kept.
+  // Only records naming a planned edge matter, so no map of every record is kept. None read
+  // (no snapshot yet, or every record adopted): every hop keeps `recordId` null, and the
+  // 100k-entry set of planned edges is not built.
   const plannedEdges = new Set<string>()
-  for (const h of planned) if (h.edgeId) plannedEdges.add(h.edgeId)
+  if (records.length > 0) for (const h of planned) if (h.edgeId) plannedEdges.add(h.edgeId)
   type Rec = {id: string; status: string; createdAt: string}
   const open = new Map<string, Rec>()
   const named = new Map<string, Rec>()
@@ -62,11 +64,13 @@ async function adoptPlan(repos: Repos, scope: PlanScope) {
   }
   const statusOf = new Map<string, string>()
   // Set in place: planned hops compute their fingerprint on demand, which a copy would lose.
-  for (const h of planned) {
-    const r = h.edgeId ? (open.get(h.edgeId) ?? named.get(h.edgeId)) : undefined
-    h.recordId = r ? r.id : null
-    if (r) statusOf.set(r.id, r.status)
-  }
+  // (`named` holds every edge that has a record; none: every hop's `recordId` stays null.)
+  if (named.size > 0)
+    for (const h of planned) {
+      const r = h.edgeId ? (open.get(h.edgeId) ?? named.get(h.edgeId)) : undefined
+      h.recordId = r ? r.id : null
+      if (r) statusOf.set(r.id, r.status)
+    }
   // A planned hop's own fields are the API's hop (PlannedHopOf), so the hops are sent as they are.
   const hops: Hop[] = planned
   // A function: the status view plans only for `notInCohort` and needs no fingerprint (a fifth

@@ -9,6 +9,7 @@ import {toAgent, type AgentFilter, type AgentPatch, type AgentRecord} from './ag
 import {TREE_LEVEL, type TreeLevelRow} from './agent-tree-rows.js'
 import type {AgentLimits} from '../../api/dto.js'
 import {appendAgentEvent} from './agent-events.js'
+import {readPlannerWorld} from './planner-world.js'
 
 export type {AgentCheck, AgentFilter, AgentPatch, AgentRecord} from './agent-rows.js'
 
@@ -23,7 +24,7 @@ export interface StatusStep {
 
 /**
  * An agent as the delegation planner decides it, its config's facts read from their columns
- * (`listPlannerWorld` on SQLite, `listPlannerAgents` anywhere; both through `plannerAgent`).
+ * (`listPlannerWorld` on SQLite, planner-world.ts; `listPlannerAgents` anywhere, through `plannerAgent`).
  */
 export interface PlannerAgentFacts {
   id: string
@@ -48,15 +49,15 @@ const PLANNER_AGENT_COLUMNS = `id, project_id, role, case when deleted_at is nul
   assign_mode_service_account, created_by_kind, created_by_id`
 type PlannerAgentRow = [id: string, projectId: string, role: string, deleted: number, readable: number, appliedRole: string | null, assignModeServiceAccount: number, createdByKind: string, createdById: string | null]
 
-function plannerAgent(r: PlannerAgentRow, intern: <T extends string | null>(s: T) => T = (s) => s): PlannerAgentFacts {
-  const role = intern(r[2])
+function plannerAgent(r: PlannerAgentRow): PlannerAgentFacts {
+  const role = r[2]
   const readable = r[4] === 1
   return {
     id: r[0],
-    projectId: intern(r[1]),
-    createdBy: r[8] ? {kind: intern(r[7]), id: r[8]} : null,
+    projectId: r[1],
+    createdBy: r[8] ? {kind: r[7], id: r[8]} : null,
     role,
-    appliedRole: readable ? (intern(r[5]) ?? role) : null,
+    appliedRole: readable ? (r[5] ?? role) : null,
     assignModeServiceAccount: readable && r[6] === 1,
     configReadable: readable,
     deleted: r[3] === 1,
@@ -206,54 +207,12 @@ export const agentsRepo = (db: Kysely<Database>, driver: 'sqlite' | 'postgres', 
   /**
    * Every agent (deleted too) as the delegation planner decides it, and every active edge, on
    * SQLite (null elsewhere: the planner then reads `listPlannerAgents` and the edges apart).
-   *
-   * Built for 100k agents: two table scans visited as value arrays (a join walks the edges in
-   * index order, which costs more than both scans once adoption has rewritten the edges), and
-   * the applied role comes back NULL when it is the agent's role. Values with few distinct texts
-   * (projects, roles, kinds, ceilings) are interned, so 100k copies die young and the planner
-   * compares and hashes one string each.
+   * Built for 100k agents: two table scans as value arrays, frequent texts as codes
+   * (planner-world.ts).
    */
   async listPlannerWorld(): Promise<{agents: PlannerAgentFacts[]; edges: EdgeFacts[]} | null> {
     if (driver === 'postgres' || !arrays) return null
-    const agents: PlannerAgentFacts[] = []
-    const edges: EdgeFacts[] = []
-    const texts = new Map<string, string>()
-    const intern = <T extends string | null>(s: T): T => {
-      if (s === null) return s
-      const hit = texts.get(s)
-      if (hit !== undefined) return hit as T
-      texts.set(s, s)
-      return s
-    }
-    const agent = (r: unknown[]) => agents.push(plannerAgent(r as PlannerAgentRow, intern))
-    const edge = (r: unknown[]) => {
-      edges.push({
-        id: r[0] as string,
-        delegateAgentId: r[1] as string,
-        projectId: intern(r[2] as string),
-        delegator: {kind: intern(r[3] as string), id: r[4] as string},
-        role: intern(r[5] as string),
-        provenanceVersion: Number(r[6]),
-        sourceCredentialKind: intern(r[7] as string | null),
-        ceiling: intern(r[8] as string | null),
-        ceilingPolicy: intern(r[9] as string | null),
-        ceilingProjectId: intern(r[10] as string | null),
-        active: true,
-      })
-    }
-    // Read together: agents and edges of one state of the database, as a joined query gives.
-    await arrays(
-      {
-        text: `select ${PLANNER_AGENT_COLUMNS} from agents`,
-        onRow: agent,
-      },
-      {
-        text: `select id, delegate_agent_id, project_id, delegator_kind, delegator_id, role, provenance_version, source_credential_kind, ceiling, ceiling_policy, ceiling_project_id
-        from delegation_edges where active = 1`,
-        onRow: edge,
-      },
-    )
-    return {agents, edges}
+    return readPlannerWorld(arrays)
   },
   async update(id: string, patch: AgentPatch, now: string): Promise<AgentRecord | null> {
     // Only writes that can change what an event carries read the row before.
