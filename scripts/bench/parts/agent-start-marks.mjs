@@ -39,7 +39,7 @@ export function processStartedAt(rootPid, name) {
 /**
  * When each step of an agent's start began, as epoch ms, from what it leaves behind (no tracing
  * in svc itself): the CLI's request reaching a loopback relay in front of the Hub, the birth of
- * the agent's repository (`git init`), its record (written when the repository is complete), the
+ * the agent's repository (its git directory), its record (written when the repository is complete), the
  * tmux log file (made just before `tmux new-session`), the start of the session's process (/proc,
  * 10 ms clock), and the moment Claude Code's program replaced the launcher chain in that process
  * tree (seen by watchExec).
@@ -60,8 +60,10 @@ export function startMarks(stateDir, agentId, panePid, requestAt, harnessAt) {
 /** The steps between the marks (startMarks), in order, named for what runs in them. */
 export const START_STEPS = [
   ['CLI start (spawn to its request at the Hub)', 'spawn', 'request'],
-  ['Hub, broker tunnel, checkout checks', 'request', 'repository'],
-  ["agent's repository (git init to record)", 'repository', 'record'],
+  // The agent's repository is made while git checks the checkout (src/broker/workspace/repository.ts,
+  // fromCheckout), so the checks are in the second of these two steps, not the first.
+  ['Hub, broker tunnel (to the repository made)', 'request', 'repository'],
+  ["checkout checks with the agent's repository (to its record)", 'repository', 'record'],
   ['HOME, harness config, sandbox prep', 'record', 'tmux'],
   ['tmux new-session', 'tmux', 'session'],
   ['env file, bwrap, network forwarders, nice', 'session', 'harness'],

@@ -1,8 +1,9 @@
 /**
  * An agent's own repository (agent-repo.ts has the layout): made from the project's checkout
  * (objects borrowed read-only, refs its own, on a new branch `svc/<agent>`) or cloned from the
- * project's remote where this broker has no checkout. Every refusal happens before anything is
- * made, and a failure after that removes what was made. Removing it never loses a commit: the
+ * project's remote where this broker has no checkout. A refusal leaves nothing made (from a
+ * checkout the repository is made while git checks it, and removed when it refuses), and a
+ * failure after that removes what was made. Removing it never loses a commit: the
  * branch is fetched into the checkout (or, for a clone with unpushed commits, into a bare
  * repository under `kept-branches`) before the directories go.
  */
@@ -15,6 +16,7 @@ import {git, gitRaw, GitError} from './git.js'
 import {ensureHostRepo, fetchFromAgent, hostGit, hostGitRaw, prepareHostRead} from './host-git.js'
 import {WorkspaceRefusal} from './refusal.js'
 import {initAgentRepo} from './repo-init.js'
+import {checkoutGuess} from './checkout-head.js'
 
 export {agentRepoPaths}
 
@@ -103,14 +105,30 @@ async function checkoutBase(checkout: string, branch: string): Promise<{root: st
   return {root, objects: realpathSync(join(common, 'objects')), baseRef, baseCommit}
 }
 
+/**
+ * From the checkout: the repository is made from the commit the checkout's files name while git
+ * checks the checkout (checkout-head.ts), then kept only when the checks pass and name the same
+ * places and commit; a refusal removes it (so nothing is left, as when refusals came first), and
+ * anything else git answers is made again from that.
+ */
 async function fromCheckout(checkout: string, branch: string, paths: AgentRepoPaths): Promise<AgentWorkspace> {
-  const {root, objects, baseRef, baseCommit} = await checkoutBase(checkout, branch)
-  const rec: AgentRepoRecord = {version: 1, objects, alternates: `${objects}\n`, checkout: root, remote: null}
-  return make(paths, rec, async () => {
-    // On the unborn branch `git init` made, `reset --hard <commit>` sets the branch and checks it out (one process).
-    await inNewRepo(paths, ['reset', '-q', '--hard', baseCommit])
-    return {path: realpathSync(paths.workdir), branch, baseRef, baseCommit}
-  }, branch)
+  const guess = checkoutGuess(checkout)
+  const fromBase = (b: {root: string; objects: string; baseRef: string; baseCommit: string}) =>
+    make(paths, {version: 1, objects: b.objects, alternates: `${b.objects}\n`, checkout: b.root, remote: null}, async () => {
+      // On the unborn branch `git init` made, `reset --hard <commit>` sets the branch and checks it out (one process).
+      await inNewRepo(paths, ['reset', '-q', '--hard', b.baseCommit])
+      return {path: realpathSync(paths.workdir), branch, baseRef: b.baseRef, baseCommit: b.baseCommit}
+    }, branch)
+  if (!guess) return fromBase(await checkoutBase(checkout, branch))
+  const [checked, made] = await Promise.allSettled([checkoutBase(checkout, branch), fromBase({...guess, baseRef: guess.branch, baseCommit: guess.commit})])
+  if (checked.status === 'rejected') {
+    if (made.status === 'fulfilled') await removeAll(paths)
+    throw checked.reason
+  }
+  const base = checked.value
+  if (made.status === 'fulfilled' && base.root === guess.root && base.objects === guess.objects && base.baseRef === guess.branch && base.baseCommit === guess.commit) return made.value
+  if (made.status === 'fulfilled') await removeAll(paths)
+  return fromBase(base)
 }
 
 /**
