@@ -5,12 +5,11 @@ import {plannerAgentStatements} from './repositories/agents.js'
 import {bulkPassStatements} from './repositories/bulk-pass.js'
 import {adoptionStatements} from './repositories/delegation-adoptions.js'
 import {edgeStatements} from './repositories/delegation-edges.js'
-import {auditStatements} from './repositories/messages.js'
 import type {Database} from './schema.js'
 
 /**
  * What one transaction of a bulk pass reads and writes: a start-up adoption hop (its chain
- * re-read, the original edge deactivated, the adopted edge, the record, the audit record). A
+ * re-read, the original edge deactivated, the adopted edge, the record). A
  * subset of the repositories, with the same statements: `Repos` is a `PassTx`.
  */
 export interface PassTx {
@@ -18,7 +17,6 @@ export interface PassTx {
   delegationEdges: ReturnType<typeof edgeStatements>
   delegationAdoptions: ReturnType<typeof adoptionStatements>
   agents: ReturnType<typeof plannerAgentStatements>
-  audit: ReturnType<typeof auditStatements>
 }
 
 /** Runs `fn` as one transaction of a bulk pass: all of it is committed, or none. */
@@ -38,7 +36,6 @@ export function sqlitePassTransaction(db: Kysely<Database>, connection: SqliteCo
     delegationEdges: edgeStatements(x),
     delegationAdoptions: adoptionStatements(x),
     agents: plannerAgentStatements(x),
-    audit: auditStatements(x),
   }
   return (fn) => run(() => fn(tx))
 }

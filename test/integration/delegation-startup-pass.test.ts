@@ -61,9 +61,10 @@ describeEachDialect('delegation start-up pass: a change committed elsewhere duri
 
 /**
  * "One transaction per hop" (SPEC "Start-up migration run"): a Hub killed in the middle of the
- * pass leaves each hop either fully adopted (original deactivated, adopted edge, record, audit
- * record) or not touched at all (still pending, original the only active edge, no audit), on a
- * real SQLite file with the pass in a process killed with SIGKILL. The next start adopts the rest.
+ * pass leaves each hop either fully adopted (original deactivated, adopted edge, record) or not
+ * touched at all (still pending, original the only active edge), on a real SQLite file with the
+ * pass in a process killed with SIGKILL. The next start adopts the rest, and its pass ends with
+ * one audit record counting the hops it adopted (the killed pass never reached its end: none).
  */
 describe('delegation start-up pass: killed mid-pass [sqlite]', () => {
   const CHILD = fileURLToPath(new URL('../helpers/startup-pass-child.ts', import.meta.url))
@@ -89,12 +90,15 @@ describe('delegation start-up pass: killed mid-pass [sqlite]', () => {
         await exited
       }
       expect(out).not.toContain('done')
-      await checkEachHop(store, 'killed')
+      const killed = await checkEachHop(store, 'killed')
+      expect(await store.audit.list('delegation_provenance_adoption_commit', 10)).toEqual([])
       // The next start goes on from the records left pending.
       await runStartupAdoption(store, systemClock, silent)
       const after = await checkEachHop(store, 'finished')
       expect(after.adopted).toBe(adoptable.length)
       expect(after.pending).toBe(0)
+      const passes = await store.audit.list('delegation_provenance_adoption_commit', 10)
+      expect(passes.map((a) => a.details)).toEqual([{origin: 'startup_migration', hops: after.adopted - killed.adopted, pass: 'adopt'}])
     } finally {
       await store?.close()
       await db.drop()
@@ -108,8 +112,8 @@ describe('delegation start-up pass: killed mid-pass [sqlite]', () => {
  */
 async function checkEachHop(store: Store, when: 'killed' | 'finished'): Promise<{adopted: number; pending: number}> {
   const records = (await store.delegationAdoptions.list()).filter((r) => r.status === 'adopted' || r.status === 'pending')
-  const audits = await store.audit.list('delegation_provenance_adoption', 100_000)
-  const audited = new Map(audits.map((a) => [a.details.recordId as string, a]))
+  // A start-up hop writes no audit record of its own (its pass writes one at its end).
+  expect(await store.audit.list('delegation_provenance_adoption', 10)).toEqual([])
   let adopted = 0
   let pending = 0
   for (const r of records) {
@@ -120,15 +124,12 @@ async function checkEachHop(store: Store, when: 'killed' | 'finished'): Promise<
       adopted++
       expect(original, r.id).toMatchObject({active: false, deactivationCause: 'provenance_adopted', provenanceVersion: 0})
       expect(active.map((e) => [e.id, e.sourceCredentialKind]), r.id).toEqual([[r.adoptedEdgeId, 'system_migration']])
-      expect(audited.get(r.id)?.details, r.id).toMatchObject({originalEdgeId: original.id, adoptedEdgeId: r.adoptedEdgeId})
     } else {
       pending++
       expect(active.map((e) => [e.id, e.provenanceVersion]), r.id).toEqual([[original.id, 0]])
       expect(edges, r.id).toHaveLength(1)
-      expect(audited.has(r.id), r.id).toBe(false)
     }
   }
-  expect(audits).toHaveLength(adopted)
   if (when === 'killed') {
     expect(adopted).toBeGreaterThanOrEqual(20)
     expect(pending).toBeGreaterThan(0)

@@ -67,7 +67,9 @@ describe.skipIf(!(await pgAvailable()))('delegation start-up migration: replicas
       const records = await store.delegationAdoptions.list()
       expect(records).toHaveLength(plan.length)
       expect(new Set(records.map((r) => r.delegateAgentId)).size).toBe(plan.length)
-      expect(await store.audit.list('delegation_provenance_adoption', 1000)).toHaveLength(adopt.length)
+      // One start adopted every hop (the other found none pending): one audit record of the pass, none per hop.
+      expect(await store.audit.list('delegation_provenance_adoption', 1000)).toEqual([])
+      expect((await store.audit.list('delegation_provenance_adoption_commit', 1000)).map((a) => a.details)).toEqual([{origin: 'startup_migration', hops: adopt.length, pass: 'adopt'}])
       const byAgent = new Map(records.map((r) => [r.delegateAgentId, r]))
       for (const h of adopt) {
         expect(byAgent.get(h.agentId), h.agentId).toMatchObject({status: 'adopted'})

@@ -6,7 +6,8 @@ import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import {classifyEdge} from './edge-class.js'
 import {loadWorld, newPlanCache, planAdoption, type PlannedHop, type World} from './planner.js'
-import {RecordMovedOn, settleHop} from './startup-pass.js'
+import {AUDIT_KIND} from './adoption-writes.js'
+import {RecordMovedOn, STARTUP_ACTOR, settleHop} from './startup-pass.js'
 import {ADOPTION_STATUS_ROUTE, COHORT_KEY, MARKER_KEY, RECORD_ORIGIN, RETRY_VERSION, type CohortHeader, type Marker} from './types.js'
 
 export interface StartupAdoptionHooks {
@@ -108,32 +109,56 @@ const cohortRecords = async (store: Store, status: string) => (await store.deleg
  * (the change mark, SQLite) a hop is planned on that world with no read at all; otherwise (a
  * change seen, or PostgreSQL) each hop re-reads its own and its parent's rows and re-plans only
  * its chain (startup-pass.ts). Stops at the first hop whose write throws and returns false;
- * later records keep their status.
+ * later records keep their status. Either way, when the pass adopted hops, it ends with one
+ * audit record of them (`commitAudit`).
  */
-async function pass(store: Store, loaded: PassWorld, records: AdoptionRecord[], clock: Clock, hooks: StartupAdoptionHooks, result: StartupAdoptionResult, logger: Logger): Promise<boolean> {
+async function pass(store: Store, loaded: PassWorld, records: AdoptionRecord[], name: PassName, clock: Clock, hooks: StartupAdoptionHooks, result: StartupAdoptionResult, logger: Logger): Promise<boolean> {
   const {world} = loaded
   const planCache = newPlanCache()
-  for (const rec of records) {
-    try {
-      const r = await store.passTransaction(async (tx) => {
-        const worldCurrent = loaded.mark !== null && (await tx.bulkPass.changeMark()) === loaded.mark
-        // Seen once, a change elsewhere may touch any chain: every later hop re-reads its own.
-        if (!worldCurrent) loaded.mark = null
-        return settleHop(tx, world, rec, {now: iso(clock.now()), worldCurrent, planCache, beforeHopWrite: hooks.beforeHopWrite})
-      })
-      if (r.adopted) {
-        world.activeEdges.set(r.edge.delegateAgentId, [r.edge])
-        result.adopted++
-      } else result.skipped++
-    } catch (err) {
-      // Taken over by an admin commit while this hop was planned: left to it, the pass goes on.
-      if (err instanceof RecordMovedOn) continue
-      result.failedRecordId = rec.id
-      logger.error({err: (err as Error).message, recordId: rec.id, agentId: rec.delegateAgentId}, 'delegation provenance adoption: a hop write failed; the run stops here and resumes at the next start')
-      return false
+  let adopted = 0
+  try {
+    for (const rec of records) {
+      try {
+        const r = await store.passTransaction(async (tx) => {
+          const worldCurrent = loaded.mark !== null && (await tx.bulkPass.changeMark()) === loaded.mark
+          // Seen once, a change elsewhere may touch any chain: every later hop re-reads its own.
+          if (!worldCurrent) loaded.mark = null
+          return settleHop(tx, world, rec, {now: iso(clock.now()), worldCurrent, planCache, beforeHopWrite: hooks.beforeHopWrite})
+        })
+        if (r.adopted) {
+          world.activeEdges.set(r.edge.delegateAgentId, [r.edge])
+          result.adopted++
+          adopted++
+        } else result.skipped++
+      } catch (err) {
+        // Taken over by an admin commit while this hop was planned: left to it, the pass goes on.
+        if (err instanceof RecordMovedOn) continue
+        result.failedRecordId = rec.id
+        logger.error({err: (err as Error).message, recordId: rec.id, agentId: rec.delegateAgentId}, 'delegation provenance adoption: a hop write failed; the run stops here and resumes at the next start')
+        return false
+      }
     }
+    return true
+  } finally {
+    if (adopted > 0) await commitAudit(store, name, adopted, clock, logger)
   }
-  return true
+}
+
+type PassName = 'adopt' | 'retry'
+
+/**
+ * The one audit record of a pass that adopted hops, in its own transaction after the hops'
+ * (docs/delegation.md, "Start-up migration run"): a start-up hop writes no audit record of its
+ * own, since SPEC asks per-hop audit records of admin commits only and the hop's adoption record
+ * already holds the actor, both edges and the after summary. Its failure is logged: the hops
+ * are committed and their records say what was done.
+ */
+async function commitAudit(store: Store, name: PassName, hops: number, clock: Clock, logger: Logger): Promise<void> {
+  try {
+    await store.audit.insert({id: newId(), kind: AUDIT_KIND.commit, actor: STARTUP_ACTOR, projectId: null, target: null, details: {origin: RECORD_ORIGIN.startup, hops, pass: name}, at: iso(clock.now())})
+  } catch (err) {
+    logger.error({err: (err as Error).message, hops, pass: name}, 'delegation provenance adoption: the audit record of the pass failed')
+  }
 }
 
 /** Counts of the cohort's records by status, for the marker. */
@@ -186,10 +211,10 @@ export async function runStartupAdoption(store: Store, clock: Clock, logger: Log
     const run = loaded
     // Fewer WAL checkpoints while the pass writes (SQLite); each hop still commits on its own.
     return await store.bulkPass.withFewerCheckpoints(async () => {
-      if (pending.length && !(await pass(store, run, pending, clock, hooks, result, logger))) return result
+      if (pending.length && !(await pass(store, run, pending, 'adopt', clock, hooks, result, logger))) return result
       if (retryDue) {
         const retry = (await cohortRecords(store, 'skipped_changed')).filter((r) => RETRIED.has(r.reason ?? ''))
-        if (!(await pass(store, run, retry, clock, hooks, result, logger))) return result
+        if (!(await pass(store, run, retry, 'retry', clock, hooks, result, logger))) return result
         result.retried = true
         const now = iso(clock.now())
         await store.hubSettings.put(MARKER_KEY, {retryVersion: RETRY_VERSION, counts: await cohortCounts(store), writtenAt: now} satisfies Marker, now)

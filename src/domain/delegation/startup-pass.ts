@@ -1,7 +1,6 @@
 import type {PassTx} from '../../store/pass-transaction.js'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
 import type {EdgeFacts, EdgeRecord} from '../../store/repositories/delegation-edges.js'
-import {newId} from '../shared/secrets.js'
 import {adoptHop, edgeSummary} from './adopt-hop.js'
 import {planAdoption, type AgentFacts, type PlanCache, type PlannedHop, type World} from './planner.js'
 import {RECORD_ORIGIN, type ExclusionReason, type SkipReason} from './types.js'
@@ -127,10 +126,13 @@ export interface HopWriteOptions {
 
 /**
  * One hop of a start-up pass, in the caller's transaction: re-plan the record's chain against
- * current state (re-read unless `worldCurrent`), then either adopt it (`adoptHop`, the record `adopted` with the adopted edge,
- * the system actor and the adopted row's summary, and a `delegation_provenance_adoption` audit
- * record) or mark it `skipped_changed` with the current reason. The caller puts an adopted
- * edge into `world` once the transaction has committed.
+ * current state (re-read unless `worldCurrent`), then either adopt it (`adoptHop`, the record
+ * `adopted` with the adopted edge, the system actor and the adopted row's summary) or mark it
+ * `skipped_changed` with the current reason. No audit record per hop: the record says what the
+ * hop did (actor, both edges, `afterSummary`; its before state is always a clean version-0
+ * row), and the pass writes one `delegation_provenance_adoption_commit` record at its end
+ * (startup-adoption.ts). The caller puts an adopted edge into `world` once the transaction has
+ * committed.
  */
 export async function settleHop(tx: PassTx, world: World, rec: AdoptionRecord, opts: HopWriteOptions): Promise<HopResult> {
   const agentId = rec.delegateAgentId ?? ''
@@ -149,14 +151,5 @@ export async function settleHop(tx: PassTx, world: World, rec: AdoptionRecord, o
   const afterSummary = edgeSummary(r.adopted)
   const patch = {status: 'adopted', reason: null, adoptedEdgeId: r.adopted.id, actorKind: STARTUP_ACTOR.kind, actorId: STARTUP_ACTOR.id, afterSummary}
   if (!(await tx.delegationAdoptions.update(rec.id, patch, opts.now, rec.status))) throw new RecordMovedOn(rec.id)
-  await tx.audit.insert({
-    id: newId(),
-    kind: 'delegation_provenance_adoption',
-    actor: STARTUP_ACTOR,
-    projectId: r.adopted.projectId,
-    target: r.adopted.delegateAgentId,
-    details: {recordId: rec.id, origin: rec.origin, originalEdgeId: r.original.id, adoptedEdgeId: r.adopted.id, beforeSummary: edgeSummary(r.original), afterSummary},
-    at: opts.now,
-  })
   return {adopted: true, edge: r.adopted}
 }
