@@ -11,6 +11,7 @@ import {join} from 'node:path'
 import type {AgentSpec, ExecSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
 import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, writeSvcShim} from '../sandbox/host.js'
 import {egressPorts, prepareIsolation, releaseIsolation, resumeIsolation, type IsolationSettings} from '../sandbox/isolation.js'
+import {launcherScript} from '../sandbox/launcher.js'
 import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
 import {CommandError, runCommand, type RunResult} from './run-command.js'
@@ -182,7 +183,9 @@ export class LocalTmuxRuntime implements Runtime {
       ...iso.policy,
     })
     const env = sandboxEnv({hostEnv: this.env, passthrough: this.opts.envPassthrough ?? [], agentEnv: {...spec.env, ...iso.env}, home, binDir})
-    return {command: [bwrap!, ...args, '--', ...iso.prefix, ...niceCommand([...(spec.prelude ?? []), ...spec.command], this.opts.nice ?? 0)], env}
+    // One shell inside takes the variables from fd 3 (ENV_FD_LOADER), starts the forwarders, sets the priority, runs the harness.
+    const launcher = launcherScript({forwarders: iso.forwarders, nice: this.opts.nice ?? 0})
+    return {command: [bwrap!, ...args, '--', '/bin/sh', '-c', launcher, 'svc-sandbox', ...(spec.prelude ?? []), ...spec.command], env}
   }
 
   /**

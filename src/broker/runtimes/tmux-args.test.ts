@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 import {decodeOctal, renderScreen} from './tmux-control.js'
-import {directCommand, ENV_LOADER, envFileContent, hexKeyCommands, newSessionArgs, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
+import {directCommand, ENV_FD_LOADER, ENV_LOADER, envFileContent, hexKeyCommands, newSessionArgs, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
 
 describe('named keys', () => {
   it('lists the allowed keys and accepts only them', () => {
@@ -46,6 +46,10 @@ describe('tmux argv', () => {
     const viaFile = newSessionArgs({session: 'svc-a', cols: 80, rows: 24, env: {TOKEN: 'secret'}, command: ['claude'], envFile: '/s/svc-a.env'})
     expect(viaFile.join(' ')).not.toContain('secret')
     expect(viaFile.slice(viaFile.indexOf('--'), viaFile.indexOf(';'))).toEqual(['--', '/bin/sh', '-c', ENV_LOADER, '/s/svc-a.env', 'env', '--', 'claude'])
+    // A sandbox's command reads the file from fd 3 itself (sandbox/launcher.ts).
+    const sandboxed = newSessionArgs({session: 'svc-a', cols: 80, rows: 24, env: {TOKEN: 'secret'}, command: ['/usr/bin/bwrap', '--', 'claude'], envFile: '/s/svc-a.env', cleanEnv: true})
+    expect(sandboxed.join(' ')).not.toContain('secret')
+    expect(sandboxed.slice(sandboxed.indexOf('--'), sandboxed.indexOf(';'))).toEqual(['--', '/bin/sh', '-c', ENV_FD_LOADER, '/s/svc-a.env', '/usr/bin/bwrap', '--', 'claude'])
     expect(envFileContent({A: "it's", B: '$(x)\nline'})).toBe(`A='it'\\''s'\nB='$(x)\nline'\n`)
     expect(() => envFileContent({'A-B': 'x'})).toThrow(/not valid/)
     expect(() => directCommand([])).toThrow(/empty/)

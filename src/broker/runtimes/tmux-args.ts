@@ -68,8 +68,9 @@ export interface NewSessionOptions {
    */
   envFile?: string
   /**
-   * With `envFile`: start from an empty environment (CLEAN_ENV_LOADER), so the harness gets the
-   * file's variables and TERM only, never the tmux server's (which is the broker's).
+   * With `envFile`: the command starts with an environment of TERM alone and reads the file's
+   * variables from fd 3 itself (ENV_FD_LOADER), so the harness gets those and TERM only, never
+   * the tmux server's (which is the broker's).
    */
   cleanEnv?: boolean
 }
@@ -78,24 +79,38 @@ export interface NewSessionOptions {
 export const ENV_LOADER = 'set -a; . "$0" || exit 127; set +a; rm -f -- "$0"; exec "$@"'
 
 /**
- * ENV_LOADER behind `env -i`: a pane inherits the tmux server's environment, which is the
- * broker's (the Hub's, for the co-located broker); only TERM, set by tmux for the pane, stays.
+ * sh script run as `sh -c ENV_FD_LOADER <envFile> <command...>`, for a command that reads its
+ * variables from fd 3 itself (the sandbox's launcher, sandbox/launcher.ts): opens the file on fd
+ * 3, removes it (in the background: nothing waits for `rm`), and execs the command with an
+ * environment of TERM alone. A pane inherits the tmux server's environment, which is the
+ * broker's (the Hub's, for the co-located broker); TERM is set by tmux for the pane. `env -i`
+ * here, not bwrap's `--clearenv`: bwrap's own first process inside the sandbox (its PID 1, whose
+ * /proc/1/environ the agent can read) keeps the environment bwrap was started with.
  */
-export const CLEAN_ENV_LOADER = `exec env -i TERM="\${TERM:-screen}" /bin/sh -c '${ENV_LOADER}' "$0" "$@"`
+export const ENV_FD_LOADER = `exec 3< "$0" || exit 127; rm -f -- "$0" & exec env -i TERM="\${TERM:-screen}" "$@"`
 
 /**
- * sh script run as `sh -c NICE_LOADER <nice> <command...>`: lowers the CPU priority of the
- * agent's session, then execs the command. Linux with autogroups (the default of desktop kernels)
- * shares the CPU between sessions, not processes, so a plain `nice` would only rank a process
- * within its own session: the session's autogroup gets the nice value instead (raising a nice
- * value needs no privilege). Each tmux pane is a session of its own, so this covers the harness
- * and everything it runs; harness hooks, which Claude Code starts in sessions of their own, and
- * the Hub keep full priority. The kernel lets a process without CAP_SYS_ADMIN (a sandboxed agent)
- * set an autogroup's nice value once per 100 ms for the whole machine, so agents started
- * together retry for up to 3 s. Without autogroups, or if that fails, `nice` does it per process.
+ * The two halves of lowering the CPU priority of the agent's session to nice value `n` (a number,
+ * or `"$0"`), then running the command (`"$@"`). Linux with autogroups (the default of desktop
+ * kernels) shares the CPU between sessions, not processes, so a plain `nice` would only rank a
+ * process within its own session: the session's autogroup gets the nice value instead (raising a
+ * nice value needs no privilege). Each tmux pane is a session of its own, so this covers the
+ * harness and everything it runs; harness hooks, which Claude Code starts in sessions of their
+ * own, and the Hub keep full priority. The kernel lets a process without CAP_SYS_ADMIN (a
+ * sandboxed agent) set an autogroup's nice value once per 100 ms for the whole machine, so agents
+ * started together retry for up to 3 s. Without autogroups, or if that fails, `nice` does it per
+ * process. The sandbox's launcher runs other work between the halves (sandbox/launcher.ts); its
+ * variables are `svc_`-named, so none of the agent's variables is changed for the harness.
  */
-export const NICE_LOADER =
-  '{ read on < /proc/sys/kernel/sched_autogroup_enabled; } 2>/dev/null; i=0; while [ "$on" = 1 ] && [ $i -lt 30 ]; do if { echo "$0" > /proc/self/autogroup; } 2>/dev/null; then exec "$@"; fi; i=$((i + 1)); sleep 0.1; done; exec nice -n "$0" "$@"'
+export function niceScript(n: string): {apply: string; exec: string} {
+  return {
+    apply: `svc_on=; { read svc_on < /proc/sys/kernel/sched_autogroup_enabled; } 2>/dev/null; svc_i=0; svc_niced=; while [ "$svc_on" = 1 ] && [ $svc_i -lt 30 ]; do if { echo ${n} > /proc/self/autogroup; } 2>/dev/null; then svc_niced=1; break; fi; svc_i=$((svc_i + 1)); sleep 0.1; done`,
+    exec: `[ -n "$svc_niced" ] && exec "$@"; exec nice -n ${n} "$@"`,
+  }
+}
+
+/** sh script run as `sh -c NICE_LOADER <nice> <command...>`: niceScript's two halves. */
+export const NICE_LOADER = `${niceScript('"$0"').apply}; ${niceScript('"$0"').exec}`
 
 /** The command behind NICE_LOADER, or as it is when `nice` is 0. */
 export function niceCommand(command: string[], nice: number): string[] {
@@ -123,7 +138,7 @@ export function newSessionArgs(o: NewSessionOptions): string[] {
   if (o.workdir) args.push('-c', tmuxArg(o.workdir))
   if (o.envFile) {
     for (const k of Object.keys(o.env)) checkEnvKey(k)
-    args.push('--', ...['/bin/sh', '-c', o.cleanEnv ? CLEAN_ENV_LOADER : ENV_LOADER, o.envFile, ...directCommand(o.command)].map(tmuxArg))
+    args.push('--', ...['/bin/sh', '-c', o.cleanEnv ? ENV_FD_LOADER : ENV_LOADER, o.envFile, ...directCommand(o.command)].map(tmuxArg))
   } else {
     for (const [k, v] of Object.entries(o.env)) {
       checkEnvKey(k)

@@ -191,42 +191,39 @@ export function egressEnv(plan: EgressPlan): Record<string, string> {
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
 /**
- * The sandbox's first program (`sh -c <script> svc-egress <harness argv...>`): one socat per
- * listener, in a session of its own (setsid: a Ctrl-C typed to the harness does not reach it),
- * then waits until each listens (the kernel's socket table of the sandbox's own network, so no
- * connection is made) and runs the harness in its place. A listener that never comes up ends
- * the start with a message instead of a harness that cannot reach its model.
- * Every agent start waits for this: the table is read with the shell's own `read` (no process
- * per look, the table of a fresh network holds only these sockets) every 10 ms.
+ * The forwarders of the sandbox's network, as two parts of its first program (launcher.ts):
+ * `start` runs one socat per listener, all in a session of their own (setsid: a Ctrl-C typed to
+ * the harness does not reach them), and `wait` returns once each listens, or ends the start with
+ * a message (exit 70) instead of a harness that cannot reach its model. The launcher runs `start`
+ * first and `wait` just before the harness, so the forwarders load while it does the rest.
+ *
+ * Waiting blocks, with no process per look (a fork costs 2 ms of CPU on a small VM, an exec 3):
+ * the socats' logs (`-d -d`) share a pipe read by one subshell, which returns once each has
+ * written `listening on` (right after its listen()), and fails, quoting it, at a line that is no
+ * note of socat's (an error, setsid's or the shell's complaint) or when every writer is gone.
+ * Afterwards socat's log lines (a few per connection) meet a closed pipe: socat ignores SIGPIPE
+ * (it must, to outlive a closed connection), so they are dropped.
  */
-export function launcherScript(plan: EgressPlan, socat: string): string {
+export function forwarderScript(plan: EgressPlan, socat: string): {start: string; wait: string} {
   const all = [...plan.loopback, ...(plan.proxy ? [plan.proxy] : [])]
-  const lines: string[] = []
-  const tables = new Set<string>()
-  const checks: string[] = []
-  for (const l of all) {
+  if (!all.length) return {start: '', wait: ''}
+  const socats = all.map((l) => {
     const v6 = l.address.includes(':')
     const listen = `${v6 ? 'TCP6' : 'TCP4'}-LISTEN:${l.port},bind=${v6 ? `[${l.address}]` : l.address},reuseaddr,fork`
-    lines.push(`setsid ${q(socat)} ${q(listen)} ${q(`UNIX-CONNECT:${l.socket}`)} </dev/null >/dev/null 2>&1 &`)
-    tables.add(`/proc/net/${v6 ? 'tcp6' : 'tcp'}`)
-    // A socket in state 0A (LISTEN) on the port, in the table of its address family.
-    checks.push(`case "$listening" in *' ${v6 ? '6' : '4'}:${l.port.toString(16).toUpperCase().padStart(4, '0')} '*) ;; *) up=0 ;; esac`)
+    return `${q(socat)} -d -d ${q(listen)} ${q(`UNIX-CONNECT:${l.socket}`)} &`
+  })
+  // Levels N, I and W are socat's notes (`2026/11/27 20:31:54 socat[12] N ...`); E and F its errors.
+  const reader = [
+    `svc_n=0; while read -r svc_l; do case "$svc_l" in`,
+    `*' listening on '*) svc_n=$((svc_n + 1)); [ $svc_n -lt ${all.length} ] || exit 0 ;;`,
+    `*' socat['*'] '[NIW]' '*) ;;`,
+    `*) echo "svc: a network forwarder of the sandbox (socat) failed: $svc_l" >&2; exit 1 ;;`,
+    `esac; done; echo "svc: the network forwarders of the sandbox (socat) exited before they listened" >&2; exit 1`,
+  ].join(' ')
+  return {
+    start: `setsid /bin/sh -c ${q(socats.join(' '))} 2>&1 >/dev/null </dev/null | { ${reader}; } & svc_fw=$!`,
+    wait: 'wait "$svc_fw" || exit 70',
   }
-  return [
-    ...lines,
-    'n=0',
-    'while :; do',
-    "  listening=' '",
-    ...[...tables].map((t) => `  while read -r _ addr _ st _; do [ "$st" = 0A ] && listening="\${listening}${t.endsWith('6') ? '6' : '4'}:\${addr##*:} "; done < ${t}`),
-    '  up=1',
-    ...checks.map((c) => `  ${c}`),
-    '  [ "$up" = 1 ] && break',
-    '  n=$((n+1))',
-    `  if [ "$n" -gt 2000 ]; then echo "svc: the sandbox's network forwarders (socat) did not start" >&2; exit 70; fi`,
-    '  sleep 0.01',
-    'done',
-    'exec "$@"',
-  ].join('\n')
 }
 
 /**

@@ -27,8 +27,8 @@ describe('isolation of a local agent', () => {
     ])
     expect(readFileSync(join(dir, 'passwd'), 'utf8')).toContain(`svc-agent:x:1000:1000:svc agent:${join(root, 'home')}:/bin/sh`)
     expect(iso.env.HTTPS_PROXY).toBe('http://127.0.0.1:3128')
-    expect(iso.prefix.slice(0, 2)).toEqual(['/bin/sh', '-c'])
-    expect(iso.prefix[2]).toContain(`UNIX-CONNECT:${SANDBOX_NET_DIR}/l0.sock`)
+    expect(iso.forwarders?.start).toContain(`UNIX-CONNECT:${SANDBOX_NET_DIR}/l0.sock`)
+    expect(iso.forwarders?.wait).toContain('|| exit 70')
     expect(existsSync(join(dir, 'net', 'l0.sock'))).toBe(true)
     expect(egressRunning(join(dir, 'net'))).toBe(true)
     await releaseIsolation(dir)
@@ -62,7 +62,7 @@ describe('isolation of a local agent', () => {
 
   it('a broker that is not root keeps its uid; `host` network and `off` change nothing', async () => {
     const iso = await prepareIsolation({...settings, network: 'host', userNamespace: 'off'}, input(join(root, 'sb', 'svc-b')))
-    expect(iso).toEqual({policy: {network: 'host', uid: undefined}, readable: [], env: {}, prefix: [], allowed: []})
+    expect(iso).toEqual({policy: {network: 'host', uid: undefined}, readable: [], env: {}, allowed: []})
     const user = await prepareIsolation({...settings, network: 'host'}, {...input(join(root, 'sb', 'svc-c')), brokerUid: 1234})
     expect(user.policy.uid).toBeUndefined()
   })

@@ -8,7 +8,7 @@ import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync}
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {runCommand} from '../runtimes/run-command.js'
-import {allowedDestinations, egressEnv, egressPlan, identityFile, launcherScript, SANDBOX_NET_DIR, type Destination, type EgressPlan} from './egress-plan.js'
+import {allowedDestinations, egressEnv, egressPlan, forwarderScript, identityFile, SANDBOX_NET_DIR, type Destination, type EgressPlan} from './egress-plan.js'
 import {closeEgress, MAX_SOCKET_PATH, openEgress, resumeEgress} from './egress.js'
 import {findExecutable} from './host.js'
 import type {SandboxPolicy} from './policy.js'
@@ -44,8 +44,8 @@ export interface Isolation {
   policy: Pick<SandboxPolicy, 'network' | 'uid' | 'overlays'>
   readable: string[]
   env: Record<string, string>
-  /** argv before the harness command (the launcher starting the forwarders). */
-  prefix: string[]
+  /** The forwarders' parts of the sandbox's launcher (launcher.ts), with an isolated network. */
+  forwarders?: {start: string; wait: string}
   allowed: Destination[]
 }
 
@@ -53,7 +53,7 @@ export interface Isolation {
 export async function prepareIsolation(s: IsolationSettings, i: IsolationInput): Promise<Isolation> {
   const uid = s.userNamespace === 'required' && i.brokerUid === 0 ? SANDBOX_UID : undefined
   const isolated = s.network === 'isolated'
-  const out: Isolation = {policy: {network: s.network, uid}, readable: [], env: {}, prefix: [], allowed: []}
+  const out: Isolation = {policy: {network: s.network, uid}, readable: [], env: {}, allowed: []}
   if (!isolated && uid === undefined) return out
   const problem = await namespaceProblem(i.bwrap, isolated, uid)
   if (problem) {
@@ -83,7 +83,7 @@ export async function prepareIsolation(s: IsolationSettings, i: IsolationInput):
   await openEgress(netDir, plan)
   out.policy.overlays = [...(out.policy.overlays ?? []), {source: netDir, dest: SANDBOX_NET_DIR}]
   out.env = egressEnv(plan)
-  out.prefix = ['/bin/sh', '-c', launcherScript(plan, socat), 'svc-egress']
+  out.forwarders = forwarderScript(plan, socat)
   if (!socat.startsWith('/usr/') && !socat.startsWith('/bin/')) out.readable.push(socat)
   return out
 }

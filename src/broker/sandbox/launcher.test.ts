@@ -1,0 +1,103 @@
+import {spawn} from 'node:child_process'
+import {closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync} from 'node:fs'
+import {createServer, type Server} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, describe, expect, it} from 'vitest'
+import {ENV_FD_LOADER} from '../runtimes/tmux-args.js'
+import {egressPlan, forwarderScript, type EgressPlan} from './egress-plan.js'
+import {launcherScript} from './launcher.js'
+
+// Real sh, bwrap (a network of its own) and socat: the sandbox's first program as the pane runs it.
+const root = mkdtempSync(join(tmpdir(), 'svc-launcher-'))
+afterAll(() => rmSync(root, {recursive: true, force: true}))
+
+const dests = [
+  {host: '127.0.0.1', port: 9810, why: 'SVC_HUB_ENDPOINT'},
+  {host: 'localhost', port: 4000, why: 'ANTHROPIC_BASE_URL'},
+  {host: 'api.anthropic.com', port: 443, why: 'claude API'},
+]
+
+/** Runs the launcher in bwrap (the env file on fd 3, as ENV_FD_LOADER leaves it) with `harness` as its command. */
+function launch(plan: EgressPlan | undefined, harness: string, socat = '/usr/bin/socat'): Promise<{code: number | null; stdout: string; stderr: string}> {
+  const file = join(root, `env-${Math.random()}`)
+  writeFileSync(join(file), `SVC_AUTH_TOKEN='svc_agt_from-the-file'\nPATH='/usr/bin:/bin'\n`, {mode: 0o600})
+  const fd = openSync(file, 'r')
+  rmSync(file)
+  const script = launcherScript({forwarders: plan && forwarderScript(plan, socat), nice: 0})
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '--', '/bin/sh', '-c', script, 'svc-sandbox', '/bin/sh', '-c', harness]
+  const child = spawn('bwrap', args, {stdio: ['ignore', 'pipe', 'pipe', fd], env: {PATH: process.env.PATH}})
+  closeSync(fd)
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (d) => (stdout += d))
+  child.stderr!.on('data', (d) => (stderr += d))
+  return new Promise((resolve) => child.on('close', (code) => resolve({code, stdout, stderr})))
+}
+
+describe("the sandbox's launcher", () => {
+  it('takes the variables from fd 3 and closes it; the harness runs once every forwarder listens', async () => {
+    const plan = egressPlan(dests, '/nonexistent')
+    // The "harness" counts the listening sockets of its network, and shows its variable and its open fds.
+    const r = await launch(plan, 'echo "listening=$(cat /proc/net/tcp /proc/net/tcp6 | grep -c " 0A ")"; echo "token=$SVC_AUTH_TOKEN"; echo "fd3=$(readlink /proc/$$/fd/3 || echo none)"')
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain(`listening=${plan.loopback.length + 1}\n`)
+    expect(plan.loopback.length).toBe(3)
+    expect(r.stdout).toContain('token=svc_agt_from-the-file\n')
+    // The harness (the shell here) does not hold the env file: its fd 3 is closed before it runs
+    // (fd 3 is free, so the shell's own pipe for `$(...)` takes it).
+    expect(r.stdout).toMatch(/fd3=(none|pipe:.*)\n/)
+  })
+
+  it('without a network of its own: the variables, then the harness', async () => {
+    const r = await launch(undefined, 'echo "token=$SVC_AUTH_TOKEN"')
+    expect(r).toMatchObject({code: 0, stdout: 'token=svc_agt_from-the-file\n', stderr: ''})
+  })
+
+  it('a forwarder that fails ends the start with its error, and the harness never runs', async () => {
+    // Two listeners on one port: the second socat's bind fails.
+    const plan = egressPlan(dests.slice(0, 1), '/nonexistent')
+    plan.loopback.push({...plan.loopback[0], socket: '/nonexistent/l1.sock'})
+    const r = await launch(plan, 'echo harness-ran')
+    expect(r.code).toBe(70)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/^svc: a network forwarder of the sandbox \(socat\) failed: .* E bind\(.*127\.0\.0\.1:9810.*Address already in use\n$/)
+  })
+
+  it('a socat that cannot run ends the start with the reason', async () => {
+    const r = await launch(egressPlan(dests.slice(0, 1), '/nonexistent'), 'echo harness-ran', '/nonexistent/socat')
+    expect(r.code).toBe(70)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(/^svc: a network forwarder of the sandbox \(socat\) failed: .*\/nonexistent\/socat.*not found\n$/)
+  })
+
+  it("forwarders go on forwarding once nobody reads their logs (socat ignores SIGPIPE): 30 connections, 30 answers", async () => {
+    const dir = mkdtempSync(join(root, 'net-'))
+    const server: Server = createServer((c) => c.end('pong\n'))
+    await new Promise<void>((r) => server.listen(join(dir, 'l0.sock'), r))
+    try {
+      const plan = egressPlan(dests.slice(0, 1), dir)
+      const r = await launch(plan, 'i=0; while [ $i -lt 30 ]; do socat -u TCP:127.0.0.1:9810 - </dev/null; i=$((i + 1)); done | grep -c pong')
+      expect(r.stderr).toBe('')
+      expect(r.stdout.trim()).toBe('30')
+    } finally {
+      server.close()
+    }
+  }, 60_000)
+})
+
+describe('ENV_FD_LOADER (the pane, before bwrap)', () => {
+  it('opens the env file on fd 3, removes it, and runs the command with TERM alone of its environment', async () => {
+    const file = join(root, 'pane.env')
+    writeFileSync(file, "SVC_AUTH_TOKEN='svc_agt_x'\n", {mode: 0o600})
+    const child = spawn('/bin/sh', ['-c', ENV_FD_LOADER, file, 'sh', '-c', 'cat /proc/self/environ | tr "\\0" "\\n"; echo ---; cat <&3'], {env: {PATH: process.env.PATH, TERM: 'xterm-test', BROKER_ONLY: 'broker-secret'}})
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    await new Promise((r) => child.on('close', r))
+    const [environ, content] = out.split('---\n')
+    expect(environ.split('\n').filter((l) => l && !l.startsWith('PWD='))).toEqual(['TERM=xterm-test'])
+    expect(content).toBe("SVC_AUTH_TOKEN='svc_agt_x'\n")
+    await expect.poll(() => existsSync(file)).toBe(false)
+  })
+})
