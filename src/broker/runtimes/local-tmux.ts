@@ -10,6 +10,7 @@ import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {AgentSpec, ExecSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
 import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, writeSvcShim} from '../sandbox/host.js'
+import {harnessStartsLate} from '../sandbox/egress-plan.js'
 import {egressPorts, prepareIsolation, releaseIsolation, resumeIsolation, type IsolationSettings} from '../sandbox/isolation.js'
 import {launcherScript} from '../sandbox/launcher.js'
 import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
@@ -171,7 +172,7 @@ export class LocalTmuxRuntime implements Runtime {
     // Network and uid: fixed here, from the env the broker built from records and from settings.
     const iso = await prepareIsolation(
       {network: 'host', userNamespace: 'required', egressAllow: [], runtimeName: 'local', ...this.opts.isolation},
-      {bwrap: bwrap!, dir: this.sandboxDir(session), home, env: spec.egressEnv ?? spec.env, command: spec.command, path: this.env.PATH, brokerUid: process.getuid?.() ?? -1},
+      {bwrap: bwrap!, dir: this.sandboxDir(session), home, env: spec.egressEnv ?? spec.env, command: spec.command, path: this.env.PATH, brokerUid: process.getuid?.() ?? -1, overlap: harnessStartsLate(spec.command, spec.prelude)},
     )
     const args = bwrapArgs({
       workdir: spec.workdir,

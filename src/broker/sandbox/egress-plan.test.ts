@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {allowedDestinations, egressEnv, egressPlan, harnessOf, forwarderScript, identityFile, parseHostPort} from './egress-plan.js'
+import {allowedDestinations, egressEnv, egressPlan, harnessOf, forwarderScript, harnessStartsLate, identityFile, parseHostPort} from './egress-plan.js'
 
 describe('what an isolated agent may reach', () => {
   const env = {
@@ -95,6 +95,19 @@ describe('how it is reached inside', () => {
     expect(start).toContain('[ $svc_n -lt 4 ] || exit 0')
     expect(wait).toBe('wait "$svc_fw" || exit 70')
     expect(forwarderScript({loopback: []}, '/usr/bin/socat')).toEqual({start: '', wait: ''})
+    // Overlapping the harness: no wait; a failure kills it.
+    const overlapped = forwarderScript(egressPlan(dests, '/n'), '/usr/bin/socat', true)
+    expect(overlapped.wait).toBe('')
+    expect(overlapped.start).toContain('kill -KILL $$')
+    expect(start).not.toContain('kill')
+  })
+
+  it('only Claude Code run directly starts beside its forwarders', () => {
+    expect(harnessStartsLate(['/usr/local/bin/claude', '--resume'], undefined)).toBe(true)
+    expect(harnessStartsLate(['claude'], [])).toBe(true)
+    expect(harnessStartsLate(['claude'], ['/bin/sh', '-c', 'npm ci; exec "$@"', 'setup'])).toBe(false)
+    expect(harnessStartsLate(['codex'], undefined)).toBe(false)
+    expect(harnessStartsLate(['/bin/bash', '-i'], undefined)).toBe(false)
   })
 
   it('the agent uid has a passwd and group entry of its own, replacing a host user of that uid', () => {

@@ -203,8 +203,12 @@ const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
  * note of socat's (an error, setsid's or the shell's complaint) or when every writer is gone.
  * Afterwards socat's log lines (a few per connection) meet a closed pipe: socat ignores SIGPIPE
  * (it must, to outlive a closed connection), so they are dropped.
+ *
+ * With `overlap` (a harness that connects late: harnessStartsLate) there is no `wait`: the harness
+ * runs at once and the forwarders come up while it loads; a failing one still ends the start: the
+ * reader prints why and kills the harness (the launcher's PID, which the harness took by exec).
  */
-export function forwarderScript(plan: EgressPlan, socat: string): {start: string; wait: string} {
+export function forwarderScript(plan: EgressPlan, socat: string, overlap = false): {start: string; wait: string} {
   const all = [...plan.loopback, ...(plan.proxy ? [plan.proxy] : [])]
   if (!all.length) return {start: '', wait: ''}
   const socats = all.map((l) => {
@@ -213,17 +217,33 @@ export function forwarderScript(plan: EgressPlan, socat: string): {start: string
     return `${q(socat)} -d -d ${q(listen)} ${q(`UNIX-CONNECT:${l.socket}`)} &`
   })
   // Levels N, I and W are socat's notes (`2026/11/27 20:31:54 socat[12] N ...`); E and F its errors.
+  // \r\n: a harness may have put the terminal in raw mode. KILL: no last screen drawn over the message.
+  const fail = (why: string) => `printf '\\r\\n%s\\r\\n' "svc: ${why}" >&2; ${overlap ? 'kill -KILL $$; ' : ''}exit 1`
   const reader = [
     `svc_n=0; while read -r svc_l; do case "$svc_l" in`,
     `*' listening on '*) svc_n=$((svc_n + 1)); [ $svc_n -lt ${all.length} ] || exit 0 ;;`,
     `*' socat['*'] '[NIW]' '*) ;;`,
-    `*) echo "svc: a network forwarder of the sandbox (socat) failed: $svc_l" >&2; exit 1 ;;`,
-    `esac; done; echo "svc: the network forwarders of the sandbox (socat) exited before they listened" >&2; exit 1`,
+    `*) ${fail('a network forwarder of the sandbox (socat) failed: $svc_l')} ;;`,
+    `esac; done; ${fail('the network forwarders of the sandbox (socat) exited before they listened')}`,
   ].join(' ')
   return {
-    start: `setsid /bin/sh -c ${q(socats.join(' '))} 2>&1 >/dev/null </dev/null | { ${reader}; } & svc_fw=$!`,
-    wait: 'wait "$svc_fw" || exit 70',
+    // Overlapping, the reader is started from a subshell that ends at once, so bwrap's init reaps
+    // it, not the harness (which never waits for a child it did not start).
+    start: overlap
+      ? `(setsid /bin/sh -c ${q(socats.join(' '))} 2>&1 >/dev/null </dev/null | { ${reader}; } &)`
+      : `setsid /bin/sh -c ${q(socats.join(' '))} 2>&1 >/dev/null </dev/null | { ${reader}; } & svc_fw=$!`,
+    wait: overlap ? '' : 'wait "$svc_fw" || exit 70',
   }
+}
+
+/**
+ * Whether the harness may start while its forwarders come up (forwarderScript's `overlap`): only
+ * Claude Code run directly (no setup step first, which could connect at once), whose first
+ * connection comes after its own start (measured: 1.5 s after its exec at load 10, and its hooks
+ * run `svc`, a Node program, later still), while the forwarders listen within ~30-100 ms.
+ */
+export function harnessStartsLate(command: string[], prelude: string[] | undefined): boolean {
+  return !prelude?.length && harnessOf(command) === 'claude'
 }
 
 /**

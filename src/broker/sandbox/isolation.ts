@@ -38,6 +38,8 @@ export interface IsolationInput {
   path: string | undefined
   /** The broker's uid (process.getuid()). */
   brokerUid: number
+  /** The harness may start while the forwarders come up (egress-plan.ts, harnessStartsLate). */
+  overlap?: boolean
 }
 
 export interface Isolation {
@@ -83,7 +85,7 @@ export async function prepareIsolation(s: IsolationSettings, i: IsolationInput):
   await openEgress(netDir, plan)
   out.policy.overlays = [...(out.policy.overlays ?? []), {source: netDir, dest: SANDBOX_NET_DIR}]
   out.env = egressEnv(plan)
-  out.forwarders = forwarderScript(plan, socat)
+  out.forwarders = forwarderScript(plan, socat, i.overlap)
   if (!socat.startsWith('/usr/') && !socat.startsWith('/bin/')) out.readable.push(socat)
   return out
 }

@@ -19,12 +19,12 @@ const dests = [
 ]
 
 /** Runs the launcher in bwrap (the env file on fd 3, as ENV_FD_LOADER leaves it) with `harness` as its command. */
-function launch(plan: EgressPlan | undefined, harness: string, socat = '/usr/bin/socat'): Promise<{code: number | null; stdout: string; stderr: string}> {
+function launch(plan: EgressPlan | undefined, harness: string, socat = '/usr/bin/socat', overlap = false): Promise<{code: number | null; stdout: string; stderr: string}> {
   const file = join(root, `env-${Math.random()}`)
   writeFileSync(join(file), `SVC_AUTH_TOKEN='svc_agt_from-the-file'\nPATH='/usr/bin:/bin'\n`, {mode: 0o600})
   const fd = openSync(file, 'r')
   rmSync(file)
-  const script = launcherScript({forwarders: plan && forwarderScript(plan, socat), nice: 0})
+  const script = launcherScript({forwarders: plan && forwarderScript(plan, socat, overlap), nice: 0})
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '--', '/bin/sh', '-c', script, 'svc-sandbox', '/bin/sh', '-c', harness]
   const child = spawn('bwrap', args, {stdio: ['ignore', 'pipe', 'pipe', fd], env: {PATH: process.env.PATH}})
   closeSync(fd)
@@ -62,14 +62,33 @@ describe("the sandbox's launcher", () => {
     const r = await launch(plan, 'echo harness-ran')
     expect(r.code).toBe(70)
     expect(r.stdout).toBe('')
-    expect(r.stderr).toMatch(/^svc: a network forwarder of the sandbox \(socat\) failed: .* E bind\(.*127\.0\.0\.1:9810.*Address already in use\n$/)
+    expect(r.stderr).toMatch(/^\r\nsvc: a network forwarder of the sandbox \(socat\) failed: .* E bind\(.*127\.0\.0\.1:9810.*Address already in use\r\n$/)
   })
 
   it('a socat that cannot run ends the start with the reason', async () => {
     const r = await launch(egressPlan(dests.slice(0, 1), '/nonexistent'), 'echo harness-ran', '/nonexistent/socat')
     expect(r.code).toBe(70)
     expect(r.stdout).toBe('')
-    expect(r.stderr).toMatch(/^svc: a network forwarder of the sandbox \(socat\) failed: .*\/nonexistent\/socat.*not found\n$/)
+    expect(r.stderr).toMatch(/^\r\nsvc: a network forwarder of the sandbox \(socat\) failed: .*\/nonexistent\/socat.*not found\r\n$/)
+  })
+
+  it('overlapping (Claude Code): the harness runs at once, the forwarders come up beside it, and none is its child', async () => {
+    const plan = egressPlan(dests, '/nonexistent')
+    // The harness (perl, which like Claude Code waits for no child it did not start) waits up to 5 s
+    // for the four listeners, then a moment for the reader to end, then lists its own children.
+    const harness = `exec perl -e 'for (1..500) { open my $t, "-|", "cat /proc/net/tcp /proc/net/tcp6"; $n = grep / 0A /, <$t>; close $t; last if $n == 4; select undef, undef, undef, 0.01 } select undef, undef, undef, 0.3; open my $c, "<", "/proc/$$/task/$$/children"; @k = split " ", scalar <$c>; print "listening=$n\\nchildren=", scalar(@k), "\\n"'`
+    const r = await launch(plan, harness, '/usr/bin/socat', true)
+    expect(r.stderr).toBe('')
+    expect(r.stdout).toBe('listening=4\nchildren=0\n')
+  })
+
+  it('overlapping, a forwarder that fails still ends the start: its error, and the harness killed', async () => {
+    const plan = egressPlan(dests.slice(0, 1), '/nonexistent')
+    plan.loopback.push({...plan.loopback[0], socket: '/nonexistent/l1.sock'})
+    const r = await launch(plan, 'sleep 3; echo harness-finished', '/usr/bin/socat', true)
+    expect(r.stdout).toBe('')
+    expect(r.code).not.toBe(0)
+    expect(r.stderr).toMatch(/^\r\nsvc: a network forwarder of the sandbox \(socat\) failed: .* E bind\(.*Address already in use\r\n$/)
   })
 
   it("forwarders go on forwarding once nobody reads their logs (socat ignores SIGPIPE): 30 connections, 30 answers", async () => {

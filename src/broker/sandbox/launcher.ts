@@ -1,8 +1,9 @@
 /**
  * The sandbox's first program: one `sh` inside bwrap that takes the agent's variables from the
  * env file the pane opened on fd 3 (ENV_FD_LOADER in tmux-args.ts), starts the network's
- * forwarders (egress-plan.ts), lowers the session's CPU priority, waits for the forwarders and
- * execs the harness. One shell does what a chain of programs did (env -i, a loader shell, rm, a
+ * forwarders (egress-plan.ts), lowers the session's CPU priority, waits for the forwarders (not
+ * for Claude Code, which starts beside them: egress-plan.ts, harnessStartsLate) and execs the
+ * harness. One shell does what a chain of programs did (env -i, a loader shell, rm, a
  * launcher shell, a nice shell): on a small VM each exec costs 2-3 ms of CPU, and the harness
  * waited for all of them.
  */
