@@ -39,11 +39,14 @@ export function edgeSummary(e: EdgeFacts | EdgeRecord): Record<string, unknown> 
  * Refuses with `edge_changed` (nothing written) when the row moved on. `read` is the original
  * row when the caller knows it as this transaction reads it (read in it, or known current: the
  * start-up pass); null: not among the agent's active edges. The deactivation is conditional on
- * the row being active either way.
+ * the row being active either way. `checked`: `read` is the very row the caller planned as
+ * `adopt` (so unrecorded) and whose fingerprint it compared with `beforeFingerprint` (the
+ * start-up pass): not classified and hashed a second time.
  */
-export async function adoptHop(tx: Pick<PassTx, 'delegationEdges'>, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null, read?: EdgeFacts | null): Promise<AdoptResult> {
+export async function adoptHop(tx: Pick<PassTx, 'delegationEdges'>, hop: AdoptableHop, now: string, initiator: {kind: string; id: string} | null, read?: EdgeFacts | null, checked = false): Promise<AdoptResult> {
   const original = read === undefined ? await tx.delegationEdges.get(hop.edgeId) : read
-  if (!original || !original.active || classifyEdge(original).kind !== 'unrecorded' || edgeFingerprint(original) !== hop.beforeFingerprint) return {ok: false, reason: 'edge_changed'}
+  if (!original || !original.active) return {ok: false, reason: 'edge_changed'}
+  if (!checked && (classifyEdge(original).kind !== 'unrecorded' || edgeFingerprint(original) !== hop.beforeFingerprint)) return {ok: false, reason: 'edge_changed'}
   if (!(await tx.delegationEdges.deactivate(original.id, 'provenance_adopted', now))) return {ok: false, reason: 'edge_changed'}
   const adopted = await tx.delegationEdges.insert({
     id: newId(),

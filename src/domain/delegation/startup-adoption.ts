@@ -164,12 +164,15 @@ async function commitAudit(store: Store, name: PassName, hops: number, clock: Cl
 /** Counts of the cohort's records by status, for the marker. */
 const cohortCounts = (store: Store) => store.delegationAdoptions.countsByStatusOf(RECORD_ORIGIN.startup)
 
+/** Whether a row is unrecorded is decided before its ceiling is read: none is parsed (100k adopted edges after a run). */
+const noCeiling = () => null
+
 /** Hops on live chains whose edge is unrecorded (the agent's own row, or any of its duplicates). */
 function unrecordedHops(world: World): number {
   let n = 0
   for (const h of planAdoption(world)) {
     const edges = world.activeEdges.get(h.agentId) ?? []
-    if (edges.some((e) => (h.edgeId === null || e.id === h.edgeId) && classifyEdge(e).kind === 'unrecorded')) n++
+    if (edges.some((e) => (h.edgeId === null || e.id === h.edgeId) && classifyEdge(e, noCeiling).kind === 'unrecorded')) n++
   }
   return n
 }

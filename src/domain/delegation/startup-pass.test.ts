@@ -1,11 +1,11 @@
 import {describe, expect, it} from 'vitest'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
 import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
-import type {AgentFacts, PlannedHop, World} from './planner.js'
+import {planAdoption, type AgentFacts, type PlannedHop, type World} from './planner.js'
 import {cohortRecord} from './startup-adoption.js'
-import {chainWorld, verdict} from './startup-pass.js'
+import {verdict} from './startup-pass.js'
 
-/** The per-hop verdict of the start-up passes (SPEC "Adoption record and hop") and the chain sub-world. */
+/** The per-hop verdict of the start-up passes (SPEC "Adoption record and hop") and the chain plan it is given. */
 const hop = (agentId: string, over: Partial<PlannedHop> = {}): PlannedHop => ({
   edgeId: `e-${agentId}`,
   agentId,
@@ -52,41 +52,67 @@ describe('verdict', () => {
   })
 })
 
-describe('chainWorld', () => {
-  const facts = (id: string, projectId = 'p'): AgentFacts => ({id, projectId, createdBy: null, role: 'full', appliedRole: 'full', assignModeServiceAccount: false, configReadable: true, deleted: false})
-  const edge = (agent: string, delegator: {kind: string; id: string}, projectId = 'p') => ({id: `e-${agent}`, delegateAgentId: agent, projectId, delegator}) as EdgeRecord
+describe('the chain plan a hop is settled on', () => {
+  const facts = (id: string, projectId = 'p', deleted = false): AgentFacts => ({id, projectId, createdBy: null, role: 'full', appliedRole: 'full', assignModeServiceAccount: false, configReadable: true, deleted})
+  const edge = (agent: string, delegator: {kind: string; id: string}, projectId = 'p') =>
+    ({id: `e-${agent}`, delegateAgentId: agent, projectId, delegator, role: 'full', provenanceVersion: 0, sourceCredentialKind: null, ceiling: null, ceilingPolicy: null, ceilingProjectId: null, active: true}) as EdgeRecord
+  const view = (h: PlannedHop) => [h.agentId, h.edgeId, h.outcome, h.reason, h.depth, h.afterCeiling, h.beforeCeiling]
 
-  it('holds the agent, its agent delegators up to the root user, and nothing else', () => {
+  /** A generated world: chains, loops, deleted and foreign parents, missing parents, suspended and missing root users. */
+  function generated(seed: number, n: number): World {
+    let x = seed
+    const rnd = (k: number) => ((x = (x * 1103515245 + 12345) % 2147483648), Math.floor(x / 65536) % k)
+    const world: World = {agents: new Map(), activeEdges: new Map(), users: new Map([['u', {status: 'active'}], ['s', {status: 'suspended'}]])}
+    for (let i = 0; i < n; i++) {
+      const id = `a${String(i).padStart(3, '0')}`
+      const project = rnd(10) === 0 ? 'q' : 'p'
+      world.agents.set(id, facts(id, project, rnd(12) === 0))
+      const r = rnd(10)
+      const delegator = r < 3 ? {kind: 'user', id: ['u', 'u', 's', 'gone'][rnd(4)]} : r === 3 ? {kind: 'agent', id: 'missing'} : {kind: 'agent', id: `a${String(rnd(n)).padStart(3, '0')}`}
+      const edges = [edge(id, delegator, project)]
+      if (rnd(25) === 0) edges.push({...edge(id, {kind: 'user', id: 'u'}, project), id: `e2-${id}`})
+      if (rnd(25) !== 0) world.activeEdges.set(id, edges)
+    }
+    return world
+  }
+
+  it('decides every hop of the agent chain as the plan of the whole world does', () => {
+    const outcomes = new Set<string>()
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const world = generated(seed, 300)
+      const whole = new Map(planAdoption(world).map((h) => [h.agentId, h]))
+      let compared = 0
+      for (const a of world.agents.values()) {
+        if (a.deleted) continue
+        const chain = planAdoption(world, {agentIds: [a.id]})
+        expect(chain.some((h) => h.agentId === a.id)).toBe(true)
+        for (const h of chain) expect(view(h), `seed ${seed}, ${a.id}: ${h.agentId}`).toEqual(view(whole.get(h.agentId)!))
+        compared += chain.length
+      }
+      for (const h of whole.values()) outcomes.add(h.reason ?? h.outcome)
+      expect(compared).toBeGreaterThan(300)
+    }
+    // The worlds hold every kind of hop the verdict reads (so none goes unchecked).
+    for (const o of ['adopt', 'cycle', 'parent_deleted', 'parent_missing', 'scope_mismatch', 'root_inactive', 'root_missing', 'ancestor_excluded', 'missing_edge', 'duplicate_active_edges']) expect(outcomes).toContain(o)
+  })
+
+  it('holds only the agent and the ancestors the planner follows from it', () => {
     const world: World = {
       agents: new Map(['a', 'b', 'c', 'x'].map((id) => [id, facts(id)])),
       activeEdges: new Map([
         ['a', [edge('a', {kind: 'user', id: 'u'})]],
         ['b', [edge('b', {kind: 'agent', id: 'a'})]],
         ['c', [edge('c', {kind: 'agent', id: 'b'})]],
-        ['x', [edge('x', {kind: 'user', id: 'v'})]],
+        ['x', [edge('x', {kind: 'user', id: 'u'})]],
       ]),
-      users: new Map([
-        ['u', {status: 'active'}],
-        ['v', {status: 'active'}],
-      ]),
+      users: new Map([['u', {status: 'active'}]]),
     }
-    const sub = chainWorld(world, 'c')
-    expect([...sub.agents.keys()].sort()).toEqual(['a', 'b', 'c'])
-    expect([...sub.activeEdges.keys()].sort()).toEqual(['a', 'b', 'c'])
-    expect([...sub.users.keys()]).toEqual(['u'])
-  })
-
-  it('stops at a repeat (a cycle) and at a missing agent', () => {
-    const world: World = {
-      agents: new Map(['a', 'b'].map((id) => [id, facts(id)])),
-      activeEdges: new Map([
-        ['a', [edge('a', {kind: 'agent', id: 'b'})]],
-        ['b', [edge('b', {kind: 'agent', id: 'a'})]],
-      ]),
-      users: new Map(),
-    }
-    expect([...chainWorld(world, 'a').agents.keys()].sort()).toEqual(['a', 'b'])
-    world.activeEdges.set('b', [edge('b', {kind: 'agent', id: 'gone'})])
-    expect([...chainWorld(world, 'a').agents.keys()].sort()).toEqual(['a', 'b'])
+    expect(planAdoption(world, {agentIds: ['c']}).map((h) => h.agentId)).toEqual(['a', 'b', 'c'])
+    world.activeEdges.set('a', [edge('a', {kind: 'agent', id: 'c'})])
+    expect(planAdoption(world, {agentIds: ['c']}).map((h) => [h.agentId, h.reason])).toEqual([
+      ['a', 'cycle'],
+      ['b', 'cycle'],
+      ['c', 'cycle'],
+    ])
   })
 })

@@ -35,13 +35,7 @@ export function verdict(rec: AdoptionRecord, hops: PlannedHop[]): HopVerdict {
   return {adopt: h}
 }
 
-/**
- * The planner's world restricted to one agent's chain, read from the database inside the hop's
- * transaction: the agent and each agent delegator above it (followed as the planner follows
- * them, until a user, a missing agent or a repeat), their active edges, and the root user. A
- * hop costs its chain's length in queries instead of a whole `loadWorld`, and sees every change
- * made to its chain since the pass began.
- */
+/** The agent's one active edge in its own project, or null (none, or several). */
 const inProjectEdge = (world: World, id: string) => {
   const facts = world.agents.get(id)
   const edges = (world.activeEdges.get(id) ?? []).filter((e) => e.projectId === facts?.projectId)
@@ -83,28 +77,6 @@ export async function refreshHop(tx: PassTx, world: World, agentId: string): Pro
   return own
 }
 
-/**
- * The world restricted to one agent's chain (the agent, each agent delegator above it until a
- * user, a missing agent or a repeat, and the root user): planning it costs the chain's length,
- * where `planAdoption(world, {agentIds})` visits every agent of the world.
- */
-export function chainWorld(world: World, agentId: string): World {
-  const sub: World = {agents: new Map(), activeEdges: new Map(), users: new Map()}
-  let id: string | null = agentId
-  while (id !== null && !sub.agents.has(id)) {
-    const facts = world.agents.get(id)
-    if (!facts) break
-    sub.agents.set(id, facts)
-    const edges = world.activeEdges.get(id)
-    if (edges) sub.activeEdges.set(id, edges)
-    const up: {kind: string; id: string} | undefined = inProjectEdge(world, id)?.delegator
-    const user = up?.kind === 'user' ? world.users.get(up.id) : undefined
-    if (up && user) sub.users.set(up.id, user)
-    id = up?.kind === 'agent' ? up.id : null
-  }
-  return sub
-}
-
 /** The record changed under the pass (an admin commit took it over): the hop's write is rolled back. */
 export class RecordMovedOn extends Error {}
 
@@ -137,7 +109,9 @@ export interface HopWriteOptions {
 export async function settleHop(tx: PassTx, world: World, rec: AdoptionRecord, opts: HopWriteOptions): Promise<HopResult> {
   const agentId = rec.delegateAgentId ?? ''
   const own: EdgeFacts[] = opts.worldCurrent ? (world.activeEdges.get(agentId) ?? []) : await refreshHop(tx, world, agentId)
-  const v = verdict(rec, planAdoption(chainWorld(world, agentId), {}, opts.planCache))
+  // The plan of the agent's chain only (the agent and the ancestors the planner follows from it),
+  // on the pass's world: a few hops, not the world's 100k.
+  const v = verdict(rec, planAdoption(world, {agentIds: [agentId]}, opts.planCache))
   const skip = async (reason: SkipReason): Promise<HopResult> => {
     // Conditional on the status read at the start of the pass: never overwrites a taken-over record.
     if (rec.status !== 'skipped_changed' || rec.reason !== reason) await tx.delegationAdoptions.update(rec.id, {status: 'skipped_changed', reason}, opts.now, rec.status)
@@ -146,7 +120,9 @@ export async function settleHop(tx: PassTx, world: World, rec: AdoptionRecord, o
   if ('skip' in v) return skip(v.skip)
   await opts.beforeHopWrite?.(rec)
   const hop = v.adopt
-  const r = await adoptHop(tx, {edgeId: rec.originalEdgeId ?? '', agentId, projectId: hop.projectId, afterCeiling: hop.afterCeiling ?? [], beforeFingerprint: rec.beforeFingerprint ?? ''}, opts.now, null, own.find((e) => e.id === rec.originalEdgeId) ?? null)
+  // The original row is the one the hop was planned on, its fingerprint compared by the verdict.
+  const original = own.find((e) => e.id === rec.originalEdgeId) ?? null
+  const r = await adoptHop(tx, {edgeId: rec.originalEdgeId ?? '', agentId, projectId: hop.projectId, afterCeiling: hop.afterCeiling ?? [], beforeFingerprint: rec.beforeFingerprint ?? ''}, opts.now, null, original, true)
   if (!r.ok) return skip(r.reason)
   const afterSummary = edgeSummary(r.adopted)
   const patch = {status: 'adopted', reason: null, adoptedEdgeId: r.adopted.id, actorKind: STARTUP_ACTOR.kind, actorId: STARTUP_ACTOR.id, afterSummary}
