@@ -1,6 +1,7 @@
 import type {Logger} from 'pino'
 import type {Repos, Store} from '../../store/store.js'
 import type {AdoptionRecord, NewAdoption} from '../../store/repositories/delegation-adoptions.js'
+import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
 import type {Clock} from '../shared/clock.js'
 import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
@@ -100,7 +101,7 @@ async function takeSnapshot(store: Store, now: string, hooks: StartupAdoptionHoo
   })
 }
 
-const cohortRecords = async (store: Store, status: string) => (await store.delegationAdoptions.list({status})).filter((r) => r.origin === RECORD_ORIGIN.startup).sort(topDown)
+const cohortRecords = async (store: Store, status: string) => (await store.delegationAdoptions.listOf(status, RECORD_ORIGIN.startup)).sort(topDown)
 
 /**
  * One pass over `records`, top-down, one transaction per hop. The world is loaded once per run
@@ -166,13 +167,25 @@ const cohortCounts = (store: Store) => store.delegationAdoptions.countsByStatusO
 
 /** Whether a row is unrecorded is decided before its ceiling is read: none is parsed (100k adopted edges after a run). */
 const noCeiling = () => null
+const unrecorded = (e: EdgeFacts) => classifyEdge(e, noCeiling).kind === 'unrecorded'
 
-/** Hops on live chains whose edge is unrecorded (the agent's own row, or any of its duplicates). */
-function unrecordedHops(world: World): number {
+/**
+ * Hops on live chains whose edge is unrecorded: the agent's own row, or, when it has no single
+ * in-project row, any of its active rows. Counted without a plan: the planner examines one hop
+ * per live agent (the ancestors it follows are live agents of the same project too), and a hop
+ * names the agent's one in-project active row, else no row (startup-pass.test.ts holds it to
+ * the count over `planAdoption`'s hops).
+ */
+export function unrecordedHops(world: World): number {
   let n = 0
-  for (const h of planAdoption(world)) {
-    const edges = world.activeEdges.get(h.agentId) ?? []
-    if (edges.some((e) => (h.edgeId === null || e.id === h.edgeId) && classifyEdge(e, noCeiling).kind === 'unrecorded')) n++
+  for (const a of world.agents.values()) {
+    if (a.deleted) continue
+    const edges = world.activeEdges.get(a.id)
+    if (!edges) continue
+    let own: EdgeFacts | null = null
+    let inProject = 0
+    for (const e of edges) if (e.projectId === a.projectId && inProject++ === 0) own = e
+    if (inProject === 1 ? unrecorded(own!) : edges.some(unrecorded)) n++
   }
   return n
 }

@@ -2,7 +2,8 @@ import {describe, expect, it} from 'vitest'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
 import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {planAdoption, type AgentFacts, type PlannedHop, type World} from './planner.js'
-import {cohortRecord} from './startup-adoption.js'
+import {classifyEdge} from './edge-class.js'
+import {cohortRecord, unrecordedHops} from './startup-adoption.js'
 import {verdict} from './startup-pass.js'
 
 /** The per-hop verdict of the start-up passes (SPEC "Adoption record and hop") and the chain plan it is given. */
@@ -69,7 +70,7 @@ describe('the chain plan a hop is settled on', () => {
       world.agents.set(id, facts(id, project, rnd(12) === 0))
       const r = rnd(10)
       const delegator = r < 3 ? {kind: 'user', id: ['u', 'u', 's', 'gone'][rnd(4)]} : r === 3 ? {kind: 'agent', id: 'missing'} : {kind: 'agent', id: `a${String(rnd(n)).padStart(3, '0')}`}
-      const edges = [edge(id, delegator, project)]
+      const edges = [rnd(4) === 0 ? {...edge(id, delegator, project), provenanceVersion: 1, sourceCredentialKind: 'session', ceiling: '[]'} : edge(id, delegator, project)]
       if (rnd(25) === 0) edges.push({...edge(id, {kind: 'user', id: 'u'}, project), id: `e2-${id}`})
       if (rnd(25) !== 0) world.activeEdges.set(id, edges)
     }
@@ -94,6 +95,15 @@ describe('the chain plan a hop is settled on', () => {
     }
     // The worlds hold every kind of hop the verdict reads (so none goes unchecked).
     for (const o of ['adopt', 'cycle', 'parent_deleted', 'parent_missing', 'scope_mismatch', 'root_inactive', 'root_missing', 'ancestor_excluded', 'missing_edge', 'duplicate_active_edges']) expect(outcomes).toContain(o)
+  })
+
+  it('unrecordedHops counts, without a plan, the hops of the whole plan whose row is unrecorded', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const world = generated(seed, 300)
+      const byPlan = planAdoption(world).filter((h) => (world.activeEdges.get(h.agentId) ?? []).some((e) => (h.edgeId === null || e.id === h.edgeId) && classifyEdge(e).kind === 'unrecorded')).length
+      expect(byPlan).toBeGreaterThan(0)
+      expect(unrecordedHops(world), `seed ${seed}`).toBe(byPlan)
+    }
   })
 
   it('holds only the agent and the ancestors the planner follows from it', () => {

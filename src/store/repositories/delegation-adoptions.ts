@@ -111,6 +111,30 @@ const insertText = (n: number): string => {
   return hit
 }
 
+/** A record from a value array in `ROW_COLUMNS` order. */
+const at = Object.fromEntries(ROW_COLUMNS.map((c, i) => [c, i])) as Record<keyof Selectable<DelegationAdoptionsTable>, number>
+const recordOfArray = (r: unknown[]): AdoptionRecord => ({
+  id: r[at.id] as string,
+  status: r[at.status] as string,
+  reason: r[at.reason] as string | null,
+  origin: r[at.origin] as string,
+  originalEdgeId: r[at.original_edge_id] as string | null,
+  adoptedEdgeId: r[at.adopted_edge_id] as string | null,
+  beforeFingerprint: r[at.before_fingerprint] as string | null,
+  projectId: r[at.project_id] as string | null,
+  delegateAgentId: r[at.delegate_agent_id] as string | null,
+  depth: Number(r[at.depth]),
+  actorKind: r[at.actor_kind] as string | null,
+  actorId: r[at.actor_id] as string | null,
+  afterSummary: json(r[at.after_summary] as string | null),
+  revertedByKind: r[at.reverted_by_kind] as string | null,
+  revertedById: r[at.reverted_by_id] as string | null,
+  revertedAt: r[at.reverted_at] as string | null,
+  revertSummary: json(r[at.revert_summary] as string | null),
+  createdAt: r[at.created_at] as string,
+  updatedAt: r[at.updated_at] as string,
+})
+
 /** Columns of a patch; `update` writes those present (undefined: left as is). */
 const PATCH_COLUMNS: ReadonlyArray<[keyof AdoptionPatch, string, ((v: unknown) => unknown)?]> = [
   ['status', 'status'],
@@ -241,6 +265,22 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
       return rows.map(toRecord)
     },
     /** Counts of the records of one origin by status (the marker's counts). */
+    /**
+     * Every record of one status and origin, in no particular order: a start-up pass reads its
+     * cohort's pending records (100k at a first start) and orders them itself, so the database
+     * neither sorts them nor sends records of other origins.
+     */
+    async listOf(status: string, origin: string): Promise<AdoptionRecord[]> {
+      if (!arrays) return (await db.selectFrom('delegation_adoptions').selectAll().where('status', '=', status).where('origin', '=', origin).execute()).map(toRecord)
+      // SQLite: value arrays, no object per row from the driver (100k records: ~1 s less).
+      const out: AdoptionRecord[] = []
+      await arrays({
+        text: `select ${ROW_COLUMNS.join(', ')} from delegation_adoptions where status = ? and origin = ?`,
+        params: [status, origin],
+        onRow: (r) => out.push(recordOfArray(r)),
+      })
+      return out
+    },
     async countsByStatusOf(origin: string): Promise<Record<string, number>> {
       const rows = await db.selectFrom('delegation_adoptions').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('origin', '=', origin).groupBy('status').execute()
       return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]))
