@@ -7,6 +7,7 @@
  * again from files the agent can write. A file that cannot be read or has a wrong type is a
  * refusal that names it, before anything is made.
  */
+import {statSync} from 'node:fs'
 import {join} from 'node:path'
 import {paths} from '../../config/paths.js'
 import {loadYamlFile} from '../../config/yaml-file.js'
@@ -56,7 +57,35 @@ export function workspaceSection(value: unknown, where: string): WorkspaceSettin
   return out
 }
 
+/**
+ * Each file's section as last parsed, with the file's identity then (device, inode, size, change
+ * and modification times, ns): every agent's start reads the same one or two files, and parsing
+ * them (YAML) is a few ms of the Hub's event loop on the start's path. A file written, replaced,
+ * made unreadable or removed since has another identity and is read again.
+ */
+const parsed = new Map<string, {id: string; section: WorkspaceSettings}>()
+
+function fileIdentity(file: string): string | null {
+  try {
+    const st = statSync(file, {bigint: true, throwIfNoEntry: false})
+    return st ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}` : null
+  } catch {
+    // Not even its place can be looked at: reading it says why.
+    return null
+  }
+}
+
 function fileSection(file: string): WorkspaceSettings {
+  const id = fileIdentity(file)
+  const known = parsed.get(file)
+  if (id && known?.id === id) return known.section
+  const section = readFileSection(file)
+  if (id) parsed.set(file, {id, section})
+  else parsed.delete(file)
+  return section
+}
+
+function readFileSection(file: string): WorkspaceSettings {
   let loaded
   try {
     loaded = loadYamlFile(file)
@@ -75,7 +104,8 @@ export function environmentSettings(hub: unknown, checkout: string | null, env: 
   const pick = <K extends keyof WorkspaceSettings>(k: K) => layers.find((l) => l[k] !== undefined)?.[k]
   const setup = pick('setup')?.trim()
   return {
-    copy: pick('copy') ?? [],
+    // A copy: the parsed sections are kept for the next start.
+    copy: [...(pick('copy') ?? [])],
     setup: setup ? setup : null,
     setupTimeoutMs: parseDuration(pick('setup_timeout') ?? DEFAULT_SETUP_TIMEOUT)!,
   }
