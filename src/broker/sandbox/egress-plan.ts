@@ -216,13 +216,13 @@ export function forwarderScript(plan: EgressPlan, socat: string, overlap = false
     const listen = `${v6 ? 'TCP6' : 'TCP4'}-LISTEN:${l.port},bind=${v6 ? `[${l.address}]` : l.address},reuseaddr,fork`
     return `${q(socat)} -d -d ${q(listen)} ${q(`UNIX-CONNECT:${l.socket}`)} &`
   })
-  // Levels N, I and W are socat's notes (`2026/11/27 20:31:54 socat[12] N ...`); E and F its errors.
+  // Levels N, I and W are socat's notes (`2026/11/27 20:31:54 socat[12] N ...`, named as socat was run); E and F its errors.
   // \r\n: a harness may have put the terminal in raw mode. KILL: no last screen drawn over the message.
   const fail = (why: string) => `printf '\\r\\n%s\\r\\n' "svc: ${why}" >&2; ${overlap ? 'kill -KILL $$; ' : ''}exit 1`
   const reader = [
     `svc_n=0; while read -r svc_l; do case "$svc_l" in`,
     `*' listening on '*) svc_n=$((svc_n + 1)); [ $svc_n -lt ${all.length} ] || exit 0 ;;`,
-    `*' socat['*'] '[NIW]' '*) ;;`,
+    `*[0-9]'] '[NIW]' '*) ;;`,
     `*) ${fail('a network forwarder of the sandbox (socat) failed: $svc_l')} ;;`,
     `esac; done; ${fail('the network forwarders of the sandbox (socat) exited before they listened')}`,
   ].join(' ')
