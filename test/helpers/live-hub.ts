@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import WebSocket from 'ws'
@@ -49,19 +49,52 @@ export async function killTmuxServer(tmpdirPath: string): Promise<void> {
   }
 }
 
-/**
- * The environment of an agent's harness process on the local runtime, read from /proc: the
- * runtime passes it through a private file its loader deletes, so tmux does not hold it.
- */
-export function agentProcessEnv(tmpdirPath: string, agentId: string): Record<string, string> {
-  const pid = tmuxAt(tmpdirPath, ['display-message', '-p', '-t', `=svc-${agentId}:`, '#{pane_pid}']).stdout.trim()
-  if (!/^\d+$/.test(pid)) throw new Error(`no pane for agent ${agentId}`)
+/** `/proc/<pid>/environ` as a record, or undefined for a process gone meanwhile. */
+function procEnv(pid: number): Record<string, string> | undefined {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, 'utf8')
+  } catch {
+    return undefined
+  }
   const out: Record<string, string> = {}
-  for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+  for (const entry of text.split('\0')) {
     const i = entry.indexOf('=')
     if (i > 0) out[entry.slice(0, i)] = entry.slice(i + 1)
   }
   return out
+}
+
+/** The children of `pid`, from /proc/<pid>/task/<tid>/children. */
+function childrenOf(pid: number): number[] {
+  const out: number[] = []
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (/^\d+$/.test(c)) out.push(Number(c))
+    }
+  } catch {
+    // gone meanwhile
+  }
+  return out
+}
+
+/**
+ * The environment of an agent's harness process on the local runtime, read from /proc: the
+ * runtime passes it through a private file (a sandboxed pane: a pipe read inside bwrap) that
+ * tmux never holds. The harness is the first process of the pane's tree, the pane itself first,
+ * whose environment names the agent (SVC_AGENT_ID); a sandboxed pane's own process is bwrap,
+ * started from an empty environment. Until the harness has its environment: the pane's.
+ */
+export function agentProcessEnv(tmpdirPath: string, agentId: string): Record<string, string> {
+  const pid = tmuxAt(tmpdirPath, ['display-message', '-p', '-t', `=svc-${agentId}:`, '#{pane_pid}']).stdout.trim()
+  if (!/^\d+$/.test(pid)) throw new Error(`no pane for agent ${agentId}`)
+  const queue = [Number(pid)]
+  for (let i = 0; i < queue.length && i < 200; i++) {
+    const env = procEnv(queue[i])
+    if (env?.SVC_AGENT_ID) return env
+    queue.push(...childrenOf(queue[i]))
+  }
+  return procEnv(Number(pid)) ?? {}
 }
 
 /**
