@@ -208,7 +208,7 @@ const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
  * runs at once and the forwarders come up while it loads; a failing one still ends the start: the
  * reader prints why and kills the harness (the launcher's PID, which the harness took by exec).
  */
-export function forwarderScript(plan: EgressPlan, socat: string, overlap = false): {start: string; wait: string} {
+export function forwarderScript(plan: EgressPlan, socat: string, overlap = false, timeoutS = FORWARDERS_TIMEOUT_S): {start: string; wait: string} {
   const all = [...plan.loopback, ...(plan.proxy ? [plan.proxy] : [])]
   if (!all.length) return {start: '', wait: ''}
   const socats = all.map((l) => {
@@ -216,12 +216,16 @@ export function forwarderScript(plan: EgressPlan, socat: string, overlap = false
     const listen = `${v6 ? 'TCP6' : 'TCP4'}-LISTEN:${l.port},bind=${v6 ? `[${l.address}]` : l.address},reuseaddr,fork`
     return `${q(socat)} -d -d ${q(listen)} ${q(`UNIX-CONNECT:${l.socket}`)} &`
   })
+  // A socat that neither listens nor fails would hold the start (or, overlapping, leave a harness
+  // that cannot reach its model): after timeoutS the watchdog's line ends it like a failure.
+  socats.push(`(sleep ${timeoutS}; echo ${TIMEOUT_LINE} >&2) &`)
   // Levels N, I and W are socat's notes (`2026/11/27 20:31:54 socat[12] N ...`, named as socat was run); E and F its errors.
   // \r\n: a harness may have put the terminal in raw mode. KILL: no last screen drawn over the message.
   const fail = (why: string) => `printf '\\r\\n%s\\r\\n' "svc: ${why}" >&2; ${overlap ? 'kill -KILL $$; ' : ''}exit 1`
   const reader = [
     `svc_n=0; while read -r svc_l; do case "$svc_l" in`,
     `*' listening on '*) svc_n=$((svc_n + 1)); [ $svc_n -lt ${all.length} ] || exit 0 ;;`,
+    `${TIMEOUT_LINE}) ${fail(`the network forwarders of the sandbox (socat) did not listen within ${timeoutS} s`)} ;;`,
     `*[0-9]'] '[NIW]' '*) ;;`,
     `*) ${fail('a network forwarder of the sandbox (socat) failed: $svc_l')} ;;`,
     `esac; done; ${fail('the network forwarders of the sandbox (socat) exited before they listened')}`,
@@ -235,6 +239,10 @@ export function forwarderScript(plan: EgressPlan, socat: string, overlap = false
     wait: overlap ? '' : 'wait "$svc_fw" || exit 70',
   }
 }
+
+/** How long the forwarders may take to listen (they take ~30-100 ms), and the watchdog's line after it. */
+export const FORWARDERS_TIMEOUT_S = 20
+const TIMEOUT_LINE = 'svc-forwarders-timeout'
 
 /**
  * Whether the harness may start while its forwarders come up (forwarderScript's `overlap`): only

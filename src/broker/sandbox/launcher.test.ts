@@ -19,12 +19,12 @@ const dests = [
 ]
 
 /** Runs the launcher in bwrap (the env file on fd 3, as ENV_FD_LOADER leaves it) with `harness` as its command. */
-function launch(plan: EgressPlan | undefined, harness: string, socat = '/usr/bin/socat', overlap = false): Promise<{code: number | null; stdout: string; stderr: string}> {
+function launch(plan: EgressPlan | undefined, harness: string, socat = '/usr/bin/socat', overlap = false, timeoutS?: number): Promise<{code: number | null; stdout: string; stderr: string}> {
   const file = join(root, `env-${Math.random()}`)
   writeFileSync(join(file), `SVC_AUTH_TOKEN='svc_agt_from-the-file'\nPATH='/usr/bin:/bin'\n`, {mode: 0o600})
   const fd = openSync(file, 'r')
   rmSync(file)
-  const script = launcherScript({forwarders: plan && forwarderScript(plan, socat, overlap), nice: 0})
+  const script = launcherScript({forwarders: plan && forwarderScript(plan, socat, overlap, timeoutS), nice: 0})
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '--', '/bin/sh', '-c', script, 'svc-sandbox', '/bin/sh', '-c', harness]
   const child = spawn('bwrap', args, {stdio: ['ignore', 'pipe', 'pipe', fd], env: {PATH: process.env.PATH}})
   closeSync(fd)
@@ -70,6 +70,20 @@ describe("the sandbox's launcher", () => {
     expect(r.code).toBe(70)
     expect(r.stdout).toBe('')
     expect(r.stderr).toMatch(/^\r\nsvc: a network forwarder of the sandbox \(socat\) failed: .*\/nonexistent\/socat.*not found\r\n$/)
+  })
+
+  it('a socat that neither listens nor fails ends the start after the timeout, waiting or overlapping', async () => {
+    const hung = join(root, 'hung-socat')
+    writeFileSync(hung, '#!/bin/sh\nexec sleep 600\n', {mode: 0o755})
+    const plan = egressPlan(dests.slice(0, 1), '/nonexistent')
+    const waited = await launch(plan, 'echo harness-ran', hung, false, 1)
+    expect(waited.code).toBe(70)
+    expect(waited.stdout).toBe('')
+    expect(waited.stderr).toBe('\r\nsvc: the network forwarders of the sandbox (socat) did not listen within 1 s\r\n')
+    const overlapped = await launch(plan, 'sleep 5; echo harness-finished', hung, true, 1)
+    expect(overlapped.code).not.toBe(0)
+    expect(overlapped.stdout).toBe('')
+    expect(overlapped.stderr).toBe('\r\nsvc: the network forwarders of the sandbox (socat) did not listen within 1 s\r\n')
   })
 
   it('overlapping (Claude Code): the harness runs at once, the forwarders come up beside it, and none is its child', async () => {
