@@ -142,6 +142,12 @@ const LOADER = `'use strict'
 if (process.argv[2] === '--version' && process.argv.length === 3) {
   // oclif's answer (its userAgent) without compiling the CLI: name and version are fixed at build time.
   process.stdout.write(${JSON.stringify(`${pkg.name}/${pkg.version} `)} + process.platform + '-' + process.arch + ' node-' + process.version + '\\n')
+} else if (process.argv[2] === '__svc-spawner' && process.argv.length === 3 && process.send && process.env.SVC_SPAWNER_PROGRAM) {
+  // svc's process spawner (src/broker/runtimes/spawner.ts), which Node runs with -e: the Hub
+  // starts it this way, over an IPC channel, so no process is forked from the Hub itself.
+  const program = process.env.SVC_SPAWNER_PROGRAM
+  delete process.env.SVC_SPAWNER_PROGRAM
+  new (require('node:vm').Script)('(function (require) {' + program + '\\n})', {filename: 'svc-spawner.cjs'}).runInThisContext()(require)
 } else {
 const sea = require('node:sea')
 const vm = require('node:vm')

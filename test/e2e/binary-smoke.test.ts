@@ -3,7 +3,7 @@
 // checkout (package.json, node_modules, dist/cli.js, the native addon) would fail here.
 // The binary is built in beforeAll when it is missing or older than the sources (~30 s).
 import {execFileSync, spawn, spawnSync, type ChildProcess} from 'node:child_process'
-import {copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import http from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -278,6 +278,20 @@ describe('the single executable, alone in an empty directory', () => {
     const out = join(work, 'cwd', 's3-fetched.txt')
     await cli(['artifact', 'get', published.version.ref, '-o', out])
     expect(readFileSync(out, 'utf8')).toBe('stored in S3\n')
+  })
+
+  it("that Hub's git and tmux run from svc's process spawner, itself the executable", async () => {
+    expect(hub, 'the Hub test ran').toBeDefined()
+    // The spawner (src/broker/runtimes/spawner.ts) is the Hub's child: the executable run with the
+    // spawner's argv and program, which names itself svc-spawner once it runs that program.
+    const spawner = () =>
+      readFileSync(`/proc/${hub!.pid}/task/${hub!.pid}/children`, 'utf8')
+        .split(' ')
+        .filter((p) => /^\d+$/.test(p))
+        .find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('svc-spawner'))
+    await expect.poll(spawner).toBeDefined()
+    const pid = spawner()!
+    expect(readlinkSync(`/proc/${pid}/exe`)).toBe(svc)
   })
 
   it('keys reach an agent started by that Hub', async () => {

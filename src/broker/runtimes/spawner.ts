@@ -9,8 +9,9 @@
  * here; the answer is the same RunResult. The spawner holds no state of its own and takes
  * commands only from the Hub that started it (its inherited IPC channel); it exits when that
  * channel closes. It is started on the first command (which runs here meanwhile); while it is
- * not ready, when it is gone, and where it cannot be started (the single executable, which runs
- * only its own code, and SVC_SPAWNER=0), commands run here as before.
+ * not ready, when it is gone, and with SVC_SPAWNER=0, commands run here as before. Node runs it
+ * with `-e`; the single executable, which runs only its own loader whatever its argv, with the
+ * argv SPAWNER_ARGV and the program in SPAWNER_PROGRAM_ENV (scripts/build-binary.mjs).
  */
 import {spawn, type ChildProcess} from 'node:child_process'
 import type {RunOptions, RunResult} from './run-command.js'
@@ -92,19 +93,21 @@ let off = process.env.SVC_SPAWNER === '0'
 let nextId = 1
 const pending = new Map<number, Pending>()
 
+/** What the single executable's loader runs as the spawner: this argv, with an IPC channel, runs the program in this variable. */
+export const SPAWNER_ARGV = '__svc-spawner'
+export const SPAWNER_PROGRAM_ENV = 'SVC_SPAWNER_PROGRAM'
+
 /**
- * Whether this process's program is Node itself, which `-e` runs the spawner with. The single
- * executable (dist/svc) runs its embedded program whatever its argv.
+ * Whether this process's program is Node itself, which runs the spawner with `-e`; otherwise it
+ * is the single executable (dist/svc). Should that guess be wrong, the child exits without
+ * saying ready and commands run here.
  */
 const isNode = () => /(^|\/)node(js)?[0-9.-]*$/.test(process.execPath)
 
 function start(): void {
-  if (!isNode()) {
-    off = true
-    return
-  }
   // Node's own options (NODE_OPTIONS: a --require, an inspector) are not the spawner's business.
-  const c = spawn(process.execPath, ['-e', PROGRAM], {stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced', env: {PATH: process.env.PATH ?? ''}})
+  const [args, env] = !isNode() ? [[SPAWNER_ARGV], {PATH: process.env.PATH ?? '', [SPAWNER_PROGRAM_ENV]: PROGRAM}] : [['-e', PROGRAM], {PATH: process.env.PATH ?? ''}]
+  const c = spawn(process.execPath, args, {stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced', env})
   child = c
   c.on('message', (m: Answer & {ready?: boolean}) => {
     if (m.ready) return void (ready = true)
