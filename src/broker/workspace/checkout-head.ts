@@ -5,8 +5,10 @@
  * not confirm is made again. Read only where the files are plain (`.git` a directory, HEAD naming
  * a branch, the branch a loose or packed ref holding a hash), else null and nothing is guessed.
  */
-import {closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync, constants} from 'node:fs'
+import {lstatSync, realpathSync} from 'node:fs'
 import {join} from 'node:path'
+// A regular file's text, no link followed, at most so many bytes, else null.
+import {readSmallFile as readPlain} from '../hub-post.js'
 
 export interface CheckoutGuess {
   /** The checkout's top directory and object directory (real paths), as git would name them. */
@@ -19,30 +21,6 @@ export interface CheckoutGuess {
 
 const HASH = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/
 const BRANCH = /^[A-Za-z0-9._\/+@-]+$/
-
-/** A regular file's text (no link followed), at most `max` bytes, or null. */
-function readPlain(path: string, max: number): string | null {
-  let fd: number
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
-  } catch {
-    return null
-  }
-  try {
-    const st = fstatSync(fd)
-    if (!st.isFile() || st.size > max) return null
-    const buf = Buffer.alloc(st.size)
-    let off = 0
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off)
-      if (n === 0) break
-      off += n
-    }
-    return buf.subarray(0, off).toString('utf8')
-  } finally {
-    closeSync(fd)
-  }
-}
 
 export function checkoutGuess(checkout: string): CheckoutGuess | null {
   try {
