@@ -4,6 +4,7 @@
  * them the same way.
  */
 import {spawn} from 'node:child_process'
+import {runChild} from './run-child.js'
 import {runInSpawner} from './spawner.js'
 
 export interface RunResult {
@@ -54,48 +55,11 @@ export function runCommand(file: string, args: string[], opts: RunOptions = {}):
   })
 }
 
-/** runCommand in this process (the spawner's PROGRAM does the same steps). */
+/** runCommand in this process (the spawner runs the same runChild). */
 export function runHere(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal})
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    let timedOut = false
-    let outBytes = 0
-    let truncated = false
-    const timer = opts.timeoutMs
-      ? setTimeout(() => {
-          timedOut = true
-          child.kill('SIGKILL')
-        }, opts.timeoutMs)
-      : undefined
-    child.stdout.on('data', (c: Buffer) => {
-      if (truncated) return
-      const max = opts.maxStdoutBytes
-      if (max !== undefined && outBytes + c.length > max) {
-        out.push(c.subarray(0, max - outBytes))
-        outBytes = max
-        truncated = true
-        child.kill('SIGKILL')
-        return
-      }
-      out.push(c)
-      outBytes += c.length
-    })
-    child.stderr.on('data', (c: Buffer) => err.push(c))
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer)
-      reject(spawnFailure(file, e))
-    })
-    child.on('close', (code, sig) => {
-      clearTimeout(timer)
-      const stderr = Buffer.concat(err).toString('utf8').trim()
-      if (timedOut) return resolve({code: 124, stdout: Buffer.concat(out), stderr: `${file} did not finish within ${opts.timeoutMs} ms`})
-      resolve({code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out), stderr, ...(truncated && {truncated})})
-    })
-    // A program that exits before reading stdin closes the pipe: that is its business, not an error.
-    child.stdin.on('error', () => {})
-    child.stdin.end(opts.input ?? undefined)
+    const q = {file, args, env: opts.env ?? process.env, cwd: opts.cwd, input: opts.input, timeoutMs: opts.timeoutMs, maxStdoutBytes: opts.maxStdoutBytes, signal: opts.signal}
+    runChild(spawn, q, (m) => (m.error ? reject(spawnFailure(file, m.error)) : resolve(m.result)))
   })
 }
 

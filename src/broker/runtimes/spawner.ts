@@ -14,67 +14,25 @@
  * argv SPAWNER_ARGV and the program in SPAWNER_PROGRAM_ENV (scripts/build-binary.mjs).
  */
 import {spawn, type ChildProcess} from 'node:child_process'
+import {runChild} from './run-child.js'
 import type {RunOptions, RunResult} from './run-command.js'
 
 /**
- * The spawner's program (run by `node -e`): the same steps as run-command.ts's runHere, which
- * the tests run against it with the same table. Plain JavaScript on purpose: it is a string.
+ * The spawner's program (run by `node -e`): runChild (run-child.ts), the same function
+ * run-command.ts's runHere calls, on each command the Hub sends; a `kill` message stops one.
  */
-const PROGRAM = String.raw`
-'use strict'
+const PROGRAM = `'use strict'
 const {spawn} = require('node:child_process')
 process.title = 'svc-spawner'
+const runChild = ${runChild.toString()}
 const running = new Map()
-function run(q) {
-  let child
-  try {
-    child = spawn(q.file, q.args, {env: q.env, cwd: q.cwd, stdio: ['pipe', 'pipe', 'pipe']})
-  } catch (e) {
-    return process.send({id: q.id, error: {code: e.code, message: e.message}})
-  }
-  running.set(q.id, child)
-  const out = []
-  const err = []
-  let timedOut = false
-  let outBytes = 0
-  let truncated = false
-  let answered = false
-  const answer = (m) => {
-    if (answered) return
-    answered = true
-    running.delete(q.id)
-    process.send(Object.assign({id: q.id}, m))
-  }
-  const timer = q.timeoutMs ? setTimeout(() => { timedOut = true; child.kill('SIGKILL') }, q.timeoutMs) : undefined
-  child.stdout.on('data', (c) => {
-    if (truncated) return
-    const max = q.maxStdoutBytes
-    if (max !== undefined && outBytes + c.length > max) {
-      out.push(c.subarray(0, max - outBytes))
-      outBytes = max
-      truncated = true
-      child.kill('SIGKILL')
-      return
-    }
-    out.push(c)
-    outBytes += c.length
-  })
-  child.stderr.on('data', (c) => err.push(c))
-  child.on('error', (e) => { clearTimeout(timer); answer({error: {code: e.code, message: e.message}}) })
-  child.on('close', (code, sig) => {
-    clearTimeout(timer)
-    const stderr = Buffer.concat(err).toString('utf8').trim()
-    if (timedOut) return answer({result: {code: 124, stdout: Buffer.concat(out), stderr: q.file + ' did not finish within ' + q.timeoutMs + ' ms'}})
-    const result = {code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out), stderr}
-    if (truncated) result.truncated = true
-    answer({result})
-  })
-  child.stdin.on('error', () => {})
-  child.stdin.end(q.input === undefined || q.input === null ? undefined : q.input)
-}
 process.on('message', (q) => {
   if (q.kill) return running.get(q.id)?.kill('SIGTERM')
-  run(q)
+  const child = runChild(spawn, q, (m) => {
+    running.delete(q.id)
+    process.send(Object.assign({id: q.id}, m))
+  })
+  if (child) running.set(q.id, child)
 })
 process.on('disconnect', () => process.exit(0))
 process.send({ready: true})
