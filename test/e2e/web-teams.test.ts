@@ -76,7 +76,8 @@ describe('web: teams (parent and children, tree, attempts side by side with Pick
   })
 
   it('the attempts side by side with check and diff; Pick asks, then lands the passing attempt and deletes the other', async () => {
-    await create({name: 'fix', attempts: 2, check: 'test -f ok.txt', task: 'make ok.txt'})
+    // The check outlasts the view's first read: its result carries no agent event, and must show anyway.
+    await create({name: 'fix', attempts: 2, check: 'sleep 3; test -f ok.txt', task: 'make ok.txt'})
     const fix2 = (await hub.request('GET', `/api/v1/agents/${ids['fix-2']}`)).body.agent
     write(fix2.workspace.path, 'ok.txt', 'done\n')
     sh(fix2.workspace.path, 'add', 'ok.txt')
@@ -89,6 +90,7 @@ describe('web: teams (parent and children, tree, attempts side by side with Pick
     await page.goto(`${hub.url}/#/agents/${ids['fix-1']}`)
     await page.locator('svc-agent-team #agent-group a').click()
     const column = (name: string) => page.locator(`svc-attempts section[data-attempt="${name}"]`)
+    await expect.poll(() => column('fix-2').locator('[data-col="check"]').textContent(), {timeout: 20_000}).toBe('running')
     await expect.poll(() => column('fix-2').locator('[data-col="check"]').textContent(), {timeout: 60_000}).toBe('passed (exit 0)')
     await expect.poll(() => column('fix-1').locator('[data-col="check"]').textContent(), {timeout: 60_000}).toBe('failed (exit 1)')
     expect(await column('fix-2').locator('[data-col="diffstat"]').textContent()).toBe('1 file, +1 -0')

@@ -12,6 +12,12 @@ type Diff = AgentDiffDto | {error: string}
 const enc = encodeURIComponent
 // A diff beside three others must stay readable: longer patches are cut (the file list stays whole).
 const DIFF_BYTES = 256 * 1024
+/**
+ * A check's result is written to the record with no agent event (events are phase and activity
+ * changes, which webhooks and waiters act on): while one runs, the view reads the group again
+ * this often, so a result shows without a reload however long the check takes.
+ */
+const CHECK_POLL_MS = 1000
 
 const live = (a: Agent) => a.phase === 'running' || a.phase === 'provisioning'
 /** Run time as `svc agent compare` counts it: to now while it runs, to its last change once stopped. */
@@ -27,7 +33,8 @@ const checkText = (c: Agent['check']) => (!c ? 'no check' : c.exitCode === null 
  * time, diffstat and diff, and a Pick button. Pick asks for a confirmation, then `POST
  * .../pick` merges that attempt into its base branch and deletes the others (their branches kept);
  * a refusal (conflict, dirty checkout) is shown and nothing changes. Kept live by agent events:
- * a state change shows at once; the record (check, usage) and the diff are read again.
+ * a state change shows at once; the record (check, usage) and the diff are read again; and
+ * while a check runs, every CHECK_POLL_MS.
  */
 export class SvcAttempts extends LitElement {
   static properties = {group: {}, projectId: {}, attempts: {state: true}, diffs: {state: true}, failure: {state: true}, picking: {state: true}, outcome: {state: true}}
@@ -52,6 +59,7 @@ export class SvcAttempts extends LitElement {
   /** What the last Pick did, or why it was refused. */
   declare outcome: {ok: boolean; text: string} | null
   private stop: (() => void) | null = null
+  private checkPoll: ReturnType<typeof setTimeout> | null = null
 
   constructor() {
     super()
@@ -77,6 +85,8 @@ export class SvcAttempts extends LitElement {
 
   override disconnectedCallback() {
     this.stop?.()
+    if (this.checkPoll) clearTimeout(this.checkPoll)
+    this.checkPoll = null
     super.disconnectedCallback()
   }
 
@@ -94,6 +104,23 @@ export class SvcAttempts extends LitElement {
     )
     this.attempts = agents
     this.diffs = new Map(diffs)
+    if (agents.some((a) => a.check?.status === 'running')) this.pollChecks()
+  }
+
+  /** Reads the group again in CHECK_POLL_MS (one timer; a failed read shows and tries again). */
+  private pollChecks() {
+    if (this.checkPoll || !this.isConnected) return
+    this.checkPoll = setTimeout(() => {
+      this.checkPoll = null
+      if (!this.isConnected) return
+      this.load().then(
+        () => (this.failure = ''),
+        (err: Error) => {
+          this.failure = err.message
+          this.pollChecks()
+        },
+      )
+    }, CHECK_POLL_MS)
   }
 
   private async pick(a: Agent) {
