@@ -2,7 +2,7 @@ import type {AccessTokenDto, ArtifactView, DeviceStartDto, ProjectDto} from '../
 import type {AgentEventDto} from '../api/agent-event.js'
 import {followAgentEvents} from './event-stream.js'
 import {requestJson, type RequestOptions} from './http.js'
-import {downloadToFile, uploadFile, type Progress} from './transfer.js'
+import type {Progress} from './transfer.js'
 
 /** Typed client of the Hub API, shared by the CLI, the broker and tests. */
 export class HubClient {
@@ -64,14 +64,20 @@ export class HubClient {
   getArtifact(id: string, seq?: number) {
     return this.call<ArtifactResult>('GET', `/api/v1/artifacts/${encodeURIComponent(id)}${seq ? `/versions/${seq}` : ''}`)
   }
-  /** Streams a file to the Hub as a new artifact (or, with `artifactId`, its next version). */
-  publishArtifact(file: string, size: number, q: {name: string; title?: string; scope?: string; artifactId?: string}, sha256: string, onProgress?: Progress) {
+  /**
+   * Streams a file to the Hub as a new artifact (or, with `artifactId`, its next version).
+   * transfer.ts is loaded here, not with the client: its crypto, fs and stream modules are a
+   * cost of every command's start (an agent's create among them) that only uploads and downloads use.
+   */
+  async publishArtifact(file: string, size: number, q: {name: string; title?: string; scope?: string; artifactId?: string}, sha256: string, onProgress?: Progress) {
+    const {uploadFile} = await import('./transfer.js')
     const params = new URLSearchParams({name: q.name, ...(q.title && {title: q.title}), ...(q.scope && {scope: q.scope})})
     const path = q.artifactId ? `/api/v1/artifacts/${encodeURIComponent(q.artifactId)}/versions` : '/api/v1/artifacts'
     return uploadFile<ArtifactResult>('POST', `${this.base}${path}?${params}`, file, size, {token: this.token, headers: {'x-content-sha256': sha256}, onProgress})
   }
   /** Downloads one file of an artifact version into `dest` (created exclusively). */
-  downloadArtifactFile(id: string, seq: number, path: string, dest: string, onProgress?: Progress) {
+  async downloadArtifactFile(id: string, seq: number, path: string, dest: string, onProgress?: Progress) {
+    const {downloadToFile} = await import('./transfer.js')
     const url = `${this.base}/api/v1/artifacts/${encodeURIComponent(id)}/versions/${seq}/files/${path.split('/').map(encodeURIComponent).join('/')}`
     return downloadToFile(url, dest, {token: this.token, onProgress})
   }
