@@ -1,3 +1,4 @@
+import {spawn} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 import {mkdtemp, readFile, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
@@ -7,6 +8,7 @@ import {DEFAULT_RESOURCES, type AgentSpec, type RuntimeHandle, type TerminalStre
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {runCommand} from './run-command.js'
 import {defaultServerMayRun, tmuxServerMayRun} from './tmux-default-socket.js'
+import {keepServerArgs} from './tmux-args.js'
 
 // Real tmux on a private server: TMUX_TMPDIR points at this file's own directory, so a user's
 // tmux is never touched and test files run in parallel.
@@ -169,6 +171,30 @@ describe('local tmux runtime (real tmux)', () => {
       await own.stop(h)
     } finally {
       await runCommand('tmux', ['-L', 'svc-agents', 'kill-server'], {env})
+    }
+  })
+
+  it("svc's tmux server outlives its last session while the broker's process runs, and ends after it", async () => {
+    const own = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, socketName: 'svc-kept'})
+    const serverUp = async () => (await runCommand('tmux', ['-L', 'svc-kept', 'ls'], {env})).code === 0
+    const watched = spawn('sleep', ['600'], {stdio: 'ignore'})
+    try {
+      const h = await own.start(spec({command: ['sleep', '60']}))
+      // Kept for the next agent (exit-empty off, set in the background after the start).
+      await waitFor('exit-empty off', async () => (await runCommand('tmux', ['-L', 'svc-kept', 'show-options', '-s', 'exit-empty'], {env})).stdout.toString().includes('off'))
+      await own.stop(h)
+      expect(await serverUp()).toBe(true)
+      const next = await own.start(spec({command: ['sleep', '60']}))
+      expect(await own.isRunning(next)).toBe(true)
+      await own.stop(next)
+      // The same keeping, tied to another process: the empty server ends once that process is gone.
+      expect((await runCommand('tmux', ['-L', 'svc-kept', ...keepServerArgs('tmux', watched.pid!)], {env})).code).toBe(0)
+      await runCommand('tmux', ['-L', 'svc-kept', 'set-option', '-s', 'exit-empty', 'off'], {env})
+      watched.kill()
+      await waitFor('the empty server to exit', async () => !(await serverUp()), 15_000)
+    } finally {
+      watched.kill()
+      await runCommand('tmux', ['-L', 'svc-kept', 'kill-server'], {env})
     }
   })
 

@@ -19,7 +19,7 @@ import {CommandError, runCommand, type RunResult} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {listPanes} from './tmux-panes.js'
 import {defaultServerMayRun, tmuxServerMayRun} from './tmux-default-socket.js'
-import {captureArgs, envFileContent, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
+import {captureArgs, envFileContent, keepServerArgs, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 
@@ -36,10 +36,9 @@ export interface LocalTmuxOptions {
   /** Poll interval of followed logs. */
   pollMs?: number
   /**
-   * tmux socket name (`-L`), to keep agents off the user's own tmux server; default `svc`
-   * (SVC_TMUX_SOCKET: `tmux -L svc attach -t svc-<agentId>` by hand). Under TMUX_TMPDIR. With
-   * the default, sessions an older svc started on the default socket are still found, driven
-   * and stopped there (see `legacy`).
+   * tmux socket name (`-L`, under TMUX_TMPDIR), to keep agents off the user's own tmux server;
+   * default `svc` (SVC_TMUX_SOCKET), with which sessions an older svc started on the default
+   * socket are still found, driven and stopped there (see `legacy`).
    */
   socketName?: string
   /**
@@ -107,12 +106,16 @@ export class LocalTmuxRuntime implements Runtime {
     const session = sessionNameFor(spec.agentId)
     const sandbox = this.opts.sandbox ?? 'none'
     const handle: RuntimeHandle = {runtime: 'local', ref: session, sandbox}
-    if (await this.sessionExists(session)) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
+    const serverRan = await tmuxServerMayRun(this.env, this.base[1]!)
+    if (await this.sessionExists(session, serverRan)) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
     // Private: the env files hold the agent's token until its shell has read them.
     await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
     try {
       const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: niceCommand([...(spec.prelude ?? []), ...spec.command], this.opts.nice ?? 0), env: spec.env}
-      return await this.startSession(spec, session, sandbox, launch, handle)
+      await this.startSession(spec, session, sandbox, launch, handle)
+      // This start made svc's server: keep it for the next (keepServerArgs), not waited for.
+      if (!serverRan) void this.run(keepServerArgs(this.tmux, process.pid)).catch(() => {})
+      return handle
     } catch (err) {
       // The broker's side of the agent's network, opened by sandboxed(), goes with the start.
       await releaseIsolation(this.sandboxDir(session))
@@ -223,10 +226,7 @@ export class LocalTmuxRuntime implements Runtime {
     return alive
   }
 
-  /**
-   * An agent found running that has an isolated network gets its broker-side sockets again when
-   * this process does not serve them (the broker restarted while its agents ran on in tmux).
-   */
+  /** An agent found running gets its network's broker-side sockets again if this process lacks them (a restarted broker). */
   private async keepNetwork(session: string): Promise<void> {
     await resumeIsolation(this.sandboxDir(session)).catch(() => {})
   }
@@ -340,22 +340,28 @@ export class LocalTmuxRuntime implements Runtime {
     return pid > 0 ? {pid, excludePorts: egressPorts(this.sandboxDir(handle.ref))} : null
   }
 
-  /** One tmux format of the session's pane, from the server that holds it; null without the session. */
+  /**
+   * One tmux format of the session's pane, from the server that holds it; null without the
+   * session. display-message answers a target it cannot find with no error (formats of no
+   * pane), so the session's name comes first in the answer, and a server with other sessions (or
+   * kept alive with none, keepServerArgs) tells a missing session from a dead pane.
+   */
   private async paneValue(session: string, format: string): Promise<string | null> {
-    const args = ['display-message', '-p', '-t', paneTarget(session), format]
-    let r = await this.runFor(session, args)
-    if (r.code !== 0 && this.adoptLegacy && !this.legacy.has(session)) {
-      r = await runCommand(this.tmux, args, {env: this.env, timeoutMs: 15_000})
-      if (r.code === 0) this.legacy.add(session)
+    const args = ['display-message', '-p', '-t', paneTarget(session), `#{session_name}:${format}`]
+    const value = (r: RunResult) => (r.code === 0 && r.stdout.toString('utf8').startsWith(`${session}:`) ? r.stdout.toString('utf8').slice(session.length + 1).trim() : null)
+    let v = value(await this.runFor(session, args))
+    if (v === null && this.adoptLegacy && !this.legacy.has(session)) {
+      v = value(await runCommand(this.tmux, args, {env: this.env, timeoutMs: 15_000}))
+      if (v !== null) this.legacy.add(session)
     }
-    if (r.code !== 0) this.legacy.delete(session)
-    return r.code === 0 ? r.stdout.toString('utf8').trim() : null
+    if (v === null) this.legacy.delete(session)
+    return v
   }
 
   /** Whether the session exists, on svc's socket or (an older svc's) on the default one. */
-  private async sessionExists(session: string): Promise<boolean> {
+  private async sessionExists(session: string, serverMayRun?: boolean): Promise<boolean> {
     const args = ['has-session', '-t', `=${session}`]
-    if ((await tmuxServerMayRun(this.env, this.base[1]!)) && (await this.run(args)).code === 0) {
+    if ((serverMayRun ?? (await tmuxServerMayRun(this.env, this.base[1]!))) && (await this.run(args)).code === 0) {
       this.legacy.delete(session)
       return true
     }

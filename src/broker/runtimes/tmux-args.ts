@@ -152,6 +152,22 @@ export function newSessionArgs(o: NewSessionOptions): string[] {
   return args
 }
 
+/**
+ * Keeps svc's tmux server running while the broker's process `brokerPid` lives: a server whose
+ * last session ended exits (tmux's `exit-empty`), so an agent started after it paid for a new
+ * server (~15-20 ms of its start here; the bench deletes each agent before the next). With
+ * `exit-empty off` the server stays, empty, and a background job of its own (`run-shell -b`,
+ * which runs with TMUX naming that server) turns it back on once the broker's process is gone,
+ * so no server outlives its broker by more than a second (GNU tail polls --pid every second).
+ * Where tail has no --pid (busybox) the job ends at once and tmux behaves as before.
+ */
+export function keepServerArgs(tmux: string, brokerPid: number): string[] {
+  if (!Number.isSafeInteger(brokerPid) || brokerPid <= 1) throw new Error(`not a process ID: ${brokerPid}`)
+  // run-shell expands formats in its command: `#` is doubled so the path is taken as written.
+  const job = `cd / && tail --pid=${brokerPid} -f /dev/null 2>/dev/null; ${shellQuote(tmux).replace(/#/g, '##')} set-option -s exit-empty on`
+  return ['set-option', '-s', 'exit-empty', 'off', SEP, 'run-shell', '-b', job]
+}
+
 /** POSIX single-quoting, for the one place tmux wants a shell command (pipe-pane). */
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`
