@@ -225,18 +225,24 @@ export async function runStartupAdoption(store: Store, clock: Clock, logger: Log
     if (!pending.length && !retryDue) return result
     loaded ??= await loadPassWorld(store)
     const run = loaded
-    // Fewer WAL checkpoints while the pass writes (SQLite); each hop still commits on its own.
+    // Fewer WAL checkpoints while the pass writes (SQLite); each hop still commits on its own
+    // (and, on SQLite, made on a second connection in a worker thread: store/pass-checkpointer.ts,
+    // stopped by `end` before the WAL is truncated)
     return await store.bulkPass.withFewerCheckpoints(async () => {
-      if (pending.length && !(await pass(store, run, pending, 'adopt', clock, hooks, result, logger))) return result
-      if (retryDue) {
-        const retry = (await cohortRecords(store, 'skipped_changed')).filter((r) => RETRIED.has(r.reason ?? ''))
-        if (!(await pass(store, run, retry, 'retry', clock, hooks, result, logger))) return result
-        result.retried = true
-        const now = iso(clock.now())
-        await store.hubSettings.put(MARKER_KEY, {retryVersion: RETRY_VERSION, counts: await cohortCounts(store), writtenAt: now} satisfies Marker, now)
-        result.markerWritten = true
+      try {
+        if (pending.length && !(await pass(store, run, pending, 'adopt', clock, hooks, result, logger))) return result
+        if (retryDue) {
+          const retry = (await cohortRecords(store, 'skipped_changed')).filter((r) => RETRIED.has(r.reason ?? ''))
+          if (!(await pass(store, run, retry, 'retry', clock, hooks, result, logger))) return result
+          result.retried = true
+          const now = iso(clock.now())
+          await store.hubSettings.put(MARKER_KEY, {retryVersion: RETRY_VERSION, counts: await cohortCounts(store), writtenAt: now} satisfies Marker, now)
+          result.markerWritten = true
+        }
+        return result
+      } finally {
+        await store.passTransaction.end?.()
       }
-      return result
     })
   } catch (err) {
     logger.error({err: (err as Error).message}, 'delegation provenance adoption failed; it runs again at the next start')
