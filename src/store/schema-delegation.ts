@@ -42,4 +42,6 @@ export interface DelegationAdoptionsTable {
   revert_summary: string | null
   created_at: string
   updated_at: string
+  /** Room kept for a pending record's adoption (migration 0031); never read. */
+  reserved: string | null
 }

@@ -6,6 +6,7 @@ import type {Clock} from '../shared/clock.js'
 import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import {classifyEdge} from './edge-class.js'
+import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION} from './policy-v1.js'
 import {loadWorld, newPlanCache, planAdoption, type PlannedHop, type World} from './planner.js'
 import {AUDIT_KIND} from './adoption-writes.js'
 import {RecordMovedOn, STARTUP_ACTOR, settleHop} from './startup-pass.js'
@@ -43,10 +44,24 @@ const RETRIED = new Set(['edge_changed', 'ancestor_not_adopted'])
 const topDown = (a: AdoptionRecord, b: AdoptionRecord) => a.depth - b.depth || byText(a.delegateAgentId ?? '', b.delegateAgentId ?? '') || byText(a.id, b.id)
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
+/**
+ * Bytes a pending record's row grows by when its hop is adopted: the adopted edge's ID, the actor
+ * and the after summary (adopt-hop.ts edgeSummary of the adopted row, its ceiling the planned
+ * one). The snapshot reserves them (migration 0031) so the hop's update keeps the row's size.
+ * An estimate: a row that grows a little more or less still rarely splits its page.
+ */
+function adoptionGrowth(h: PlannedHop, idLength: number): number {
+  const id = 'x'.repeat(idLength)
+  const summary = {edgeId: id, delegator: h.delegator, delegateAgentId: h.agentId, projectId: h.projectId, role: h.role, provenanceVersion: CURRENT_PROVENANCE_VERSION, sourceCredentialKind: ADOPTED_SOURCE_KIND, ceiling: h.afterCeiling, active: true}
+  return JSON.stringify(summary).length + idLength + STARTUP_ACTOR.kind.length + STARTUP_ACTOR.id.length
+}
+
 /** The cohort record of one examined hop: adoptable hops start `pending`, others take their outcome. */
 export function cohortRecord(h: PlannedHop, now: string): NewAdoption {
+  const id = newId()
   return {
-    id: newId(),
+    reserve: h.outcome === 'adopt' ? adoptionGrowth(h, id.length) : undefined,
+    id,
     status: h.outcome === 'adopt' ? 'pending' : h.outcome,
     reason: h.outcome === 'excluded' ? h.reason : null,
     origin: RECORD_ORIGIN.startup,

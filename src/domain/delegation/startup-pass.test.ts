@@ -4,7 +4,10 @@ import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {planAdoption, type AgentFacts, type PlannedHop, type World} from './planner.js'
 import {classifyEdge} from './edge-class.js'
 import {cohortRecord, unrecordedHops} from './startup-adoption.js'
-import {verdict} from './startup-pass.js'
+import {STARTUP_ACTOR, verdict} from './startup-pass.js'
+import {edgeSummary} from './adopt-hop.js'
+import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION} from './policy-v1.js'
+import {newId} from '../shared/secrets.js'
 
 /** The per-hop verdict of the start-up passes (SPEC "Adoption record and hop") and the chain plan it is given. */
 const hop = (agentId: string, over: Partial<PlannedHop> = {}): PlannedHop => ({
@@ -126,3 +129,23 @@ describe('the chain plan a hop is settled on', () => {
     ])
   })
 })
+
+describe('the room a cohort record keeps for its adoption (migration 0031)', () => {
+  it('is what the adoption adds to the row: the adopted edge ID, the actor and the after summary', () => {
+    const h = hop('a', {afterCeiling: ['project.read', 'agent.create'], delegator: {kind: 'agent', id: 'parent-agent'}})
+    const rec = cohortRecord(h, T)
+    const adoptedId = newId()
+    const adopted = {...edgeOf('a', h), id: adoptedId, provenanceVersion: CURRENT_PROVENANCE_VERSION, sourceCredentialKind: ADOPTED_SOURCE_KIND, ceiling: JSON.stringify([...h.afterCeiling!].sort())}
+    expect(rec.reserve).toBe(JSON.stringify(edgeSummary(adopted)).length + adoptedId.length + STARTUP_ACTOR.kind.length + STARTUP_ACTOR.id.length)
+  })
+
+  it('is kept only by records whose hop is adopted later (pending)', () => {
+    expect(cohortRecord(hop('a', {outcome: 'recognized'}), T).reserve).toBeUndefined()
+    expect(cohortRecord(hop('a', {outcome: 'excluded', reason: 'role_none'}), T).reserve).toBeUndefined()
+  })
+})
+
+/** The active edge a planned hop names, as the store reads it. */
+function edgeOf(agentId: string, h: PlannedHop): EdgeRecord {
+  return {id: h.edgeId!, delegateAgentId: agentId, projectId: h.projectId, delegator: h.delegator!, role: h.role!, provenanceVersion: 0, sourceCredentialKind: null, ceiling: null, ceilingPolicy: null, ceilingProjectId: null, active: true} as EdgeRecord
+}

@@ -125,7 +125,8 @@ export async function settleHop(tx: PassTx, world: World, rec: AdoptionRecord, o
   const r = await adoptHop(tx, {edgeId: rec.originalEdgeId ?? '', agentId, projectId: hop.projectId, afterCeiling: hop.afterCeiling ?? [], beforeFingerprint: rec.beforeFingerprint ?? ''}, opts.now, null, original, true)
   if (!r.ok) return skip(r.reason)
   const afterSummary = edgeSummary(r.adopted)
-  const patch = {status: 'adopted', reason: null, adoptedEdgeId: r.adopted.id, actorKind: STARTUP_ACTOR.kind, actorId: STARTUP_ACTOR.id, afterSummary}
+  // `reserved`: the room the snapshot kept for these columns (migration 0031) is taken by them.
+  const patch = {status: 'adopted', reason: null, adoptedEdgeId: r.adopted.id, actorKind: STARTUP_ACTOR.kind, actorId: STARTUP_ACTOR.id, afterSummary, reserved: null}
   if (!(await tx.delegationAdoptions.update(rec.id, patch, opts.now, rec.status))) throw new RecordMovedOn(rec.id)
   return {adopted: true, edge: r.adopted}
 }

@@ -26,6 +26,7 @@ import * as m0027 from './0027-replica-directory.js'
 import * as m0028 from './0028-queued-messages.js'
 import * as m0029 from './0029-adoption-pass-indexes.js'
 import * as m0030 from './0030-planner-agents-covering.js'
+import * as m0031 from './0031-adoption-reserved.js'
 
 /** Migrations in order; names sort lexically, so keep the four-digit prefix. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0028-queued-messages': m0028,
   '0029-adoption-pass-indexes': m0029,
   '0030-planner-agents-covering': m0030,
+  '0031-adoption-reserved': m0031,
 }

@@ -26,7 +26,11 @@ export interface AdoptionRecord {
   updatedAt: string
 }
 
-export type NewAdoption = Omit<AdoptionRecord, 'updatedAt'>
+/**
+ * `reserve`: bytes the record's row keeps for its adoption's writes (SQLite; migration 0031),
+ * so the update that adopts it does not grow the row and split its page.
+ */
+export type NewAdoption = Omit<AdoptionRecord, 'updatedAt'> & {reserve?: number}
 
 export interface AdoptionPatch {
   status?: string
@@ -41,6 +45,8 @@ export interface AdoptionPatch {
   revertedById?: string | null
   revertedAt?: string | null
   revertSummary?: Record<string, unknown> | null
+  /** Null: the room kept for the adoption is taken (written together with what fills it). */
+  reserved?: null
 }
 
 export interface AdoptionFilter {
@@ -51,7 +57,7 @@ export interface AdoptionFilter {
 
 const json = (t: string | null) => (t === null ? null : (JSON.parse(t) as Record<string, unknown>))
 
-const toRecord = (r: Selectable<DelegationAdoptionsTable>): AdoptionRecord => ({
+const toRecord = (r: Row): AdoptionRecord => ({
   id: r.id,
   status: r.status,
   reason: r.reason,
@@ -73,7 +79,10 @@ const toRecord = (r: Selectable<DelegationAdoptionsTable>): AdoptionRecord => ({
   updatedAt: r.updated_at,
 })
 
-const toRow = (a: NewAdoption): Selectable<DelegationAdoptionsTable> => ({
+/** The row's columns as read and written, without `reserved` (written by SQLite's insert only, never read). */
+type Row = Omit<Selectable<DelegationAdoptionsTable>, 'reserved'>
+
+const toRow = (a: NewAdoption): Row => ({
   id: a.id,
   status: a.status,
   reason: a.reason,
@@ -99,20 +108,29 @@ const toRow = (a: NewAdoption): Selectable<DelegationAdoptionsTable> => ({
 const BATCH = 400
 
 // The columns `toRow` writes, in its order.
-const ROW_COLUMNS = Object.keys(toRow({} as NewAdoption)) as Array<keyof Selectable<DelegationAdoptionsTable>>
+const ROW_COLUMNS = Object.keys(toRow({} as NewAdoption)) as Array<keyof Row>
 /** A multi-row insert of `n` records, as SQL text (one text per batch size, built once). */
-const insertTexts = new Map<number, string>()
-const insertText = (n: number): string => {
-  let hit = insertTexts.get(n)
+const insertTexts = new Map<string, string>()
+const insertText = (n: number, reserved: boolean): string => {
+  const key = `${n}${reserved ? 'r' : ''}`
+  let hit = insertTexts.get(key)
   if (hit === undefined) {
-    const row = `(${ROW_COLUMNS.map(() => '?').join(', ')})`
-    insertTexts.set(n, (hit = `insert into delegation_adoptions (${ROW_COLUMNS.join(', ')}) values ${Array.from({length: n}, () => row).join(', ')}`))
+    const columns = reserved ? [...ROW_COLUMNS, 'reserved'] : ROW_COLUMNS
+    const row = `(${columns.map(() => '?').join(', ')})`
+    insertTexts.set(key, (hit = `insert into delegation_adoptions (${columns.join(', ')}) values ${Array.from({length: n}, () => row).join(', ')}`))
   }
+  return hit
+}
+/** The text that fills a record's reserve of `n` bytes: one string per size (a snapshot has a few sizes). */
+const fillers = new Map<number, string>()
+const filler = (n: number): string => {
+  let hit = fillers.get(n)
+  if (hit === undefined) fillers.set(n, (hit = ' '.repeat(n)))
   return hit
 }
 
 /** A record from a value array in `ROW_COLUMNS` order. */
-const at = Object.fromEntries(ROW_COLUMNS.map((c, i) => [c, i])) as Record<keyof Selectable<DelegationAdoptionsTable>, number>
+const at = Object.fromEntries(ROW_COLUMNS.map((c, i) => [c, i])) as Record<keyof Row, number>
 const recordOfArray = (r: unknown[]): AdoptionRecord => ({
   id: r[at.id] as string,
   status: r[at.status] as string,
@@ -148,6 +166,7 @@ const PATCH_COLUMNS: ReadonlyArray<[keyof AdoptionPatch, string, ((v: unknown) =
   ['revertedById', 'reverted_by_id'],
   ['revertedAt', 'reverted_at'],
   ['revertSummary', 'revert_summary', (v) => (v ? JSON.stringify(v) : null)],
+  ['reserved', 'reserved'],
 ]
 /** The update's SQL text per set of patched columns (a start-up pass writes 100k of one shape). */
 const updateTexts = new Map<string, string>()
@@ -189,16 +208,22 @@ export const delegationAdoptionsRepo = (db: Kysely<Database>, arrays: ArrayReade
   }
   return {
     ...adoptionStatements(kyselyExec(db)),
-    /** In batches of BATCH rows, each batch's statement text built once (a cohort snapshot writes 100k). */
+    /**
+     * In batches of BATCH rows, each batch's statement text built once (a cohort snapshot writes
+     * 100k). On SQLite (`arrays`: the store reads value arrays there) a record's `reserve` is
+     * written as that many bytes of `reserved`; PostgreSQL leaves it NULL.
+     */
     async insertMany(records: NewAdoption[]): Promise<void> {
+      const reserved = arrays !== null
       for (let i = 0; i < records.length; i += BATCH) {
         const batch = records.slice(i, i + BATCH)
         const params: unknown[] = []
         for (const r of batch) {
           const row = toRow(r)
           for (const c of ROW_COLUMNS) params.push(row[c])
+          if (reserved) params.push(r.reserve ? filler(r.reserve) : null)
         }
-        await compiledStatement(db, insertText(batch.length))(params)
+        await compiledStatement(db, insertText(batch.length, reserved))(params)
       }
     },
     async get(id: string): Promise<AdoptionRecord | null> {
