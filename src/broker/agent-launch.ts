@@ -189,6 +189,8 @@ export async function launchAgent(p: StartParams, d: LaunchDeps): Promise<Launch
   const node = d.runtime.type === 'local' || harnessPaths.length ? nodeInterpreter(executable, baseEnv.PATH ?? process.env.PATH) : undefined
   const launcher = node ? [...node, executable] : [executable]
 
+  // The runtime's own checks of this start (local: whether its tmux session exists) run while the workspace is made.
+  d.runtime.prepareStart?.(p.agentId)
   const home = agentHome(d.stateDir, p.agentId)
   let workspace: AgentWorkspace | null = p.existingWorkspace ?? null
   // What this start made, removed again if it fails: a new workspace with its branch, or a

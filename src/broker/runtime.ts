@@ -89,6 +89,8 @@ export interface Runtime {
   readonly type: RuntimeType
   /** True when this runtime can run agents here (tmux on PATH; a container engine answering). */
   available(): Promise<boolean>
+  /** Optional: told when an agent's start begins, before its workspace is made, to ask its own questions of that start meanwhile. */
+  prepareStart?(agentId: string): void
   start(spec: AgentSpec): Promise<RuntimeHandle>
   /** Stops and removes the agent's session or container. Idempotent. */
   stop(handle: RuntimeHandle): Promise<void>

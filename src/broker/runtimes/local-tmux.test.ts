@@ -370,6 +370,17 @@ describe('local tmux runtime (real tmux)', () => {
     await expect(rt.attach({runtime: 'local', ref: 'svc-missing'}, {cols: 80, rows: 24})).rejects.toThrow(/does not exist/)
   })
 
+  it('prepareStart asks early whether the session exists, and start() takes that answer', async () => {
+    const s = spec({command: ['sleep', '60']})
+    rt.prepareStart(s.agentId)
+    const h = await rt.start(s)
+    rt.prepareStart(s.agentId)
+    await expect(rt.start(s)).rejects.toThrow(/already has a tmux session/)
+    expect(await rt.isRunning(h)).toBe(true)
+    await rt.stop(h)
+    expect(() => rt.prepareStart('x; kill-server')).not.toThrow()
+  })
+
   it('stop removes the session and its log, and is idempotent', async () => {
     const h = await rt.start(spec())
     expect(existsSync(rt.logFile(h.ref))).toBe(true)

@@ -9,12 +9,11 @@ import {randomUUID} from 'node:crypto'
 import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {AgentSpec, ExecSpec, KeyInput, Runtime, RuntimeHandle, TerminalStream} from '../runtime.js'
-import {bwrapProblem, executableReadable, findExecutable, hostSystemPaths, writeSvcShim} from '../sandbox/host.js'
-import {harnessStartsLate} from '../sandbox/egress-plan.js'
-import {egressPorts, prepareIsolation, releaseIsolation, resumeIsolation, type IsolationSettings} from '../sandbox/isolation.js'
-import {launcherScript} from '../sandbox/launcher.js'
-import {bwrapArgs, sandboxEnv} from '../sandbox/policy.js'
+import {bwrapProblem, findExecutable, hostSystemPaths} from '../sandbox/host.js'
+import {egressPorts, releaseIsolation, resumeIsolation, type IsolationSettings} from '../sandbox/isolation.js'
+import {bwrapArgs} from '../sandbox/policy.js'
 import {followFile} from './follow-file.js'
+import {sandboxedLaunch} from './local-sandbox.js'
 import {CommandError, runCommand, type RunResult} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {listPanes} from './tmux-panes.js'
@@ -81,6 +80,8 @@ export class LocalTmuxRuntime implements Runtime {
   private readonly adoptLegacy: boolean
   /** Sessions found on the default socket (an older svc's); driven there until they end. */
   private readonly legacy = new Set<string>()
+  /** Answers of prepareStart, by session, for start(). */
+  private readonly asked = new Map<string, {at: number; answer: Promise<{serverRan: boolean; exists: boolean}>}>()
 
   constructor(private readonly opts: LocalTmuxOptions) {
     this.tmux = opts.tmux ?? 'tmux'
@@ -102,22 +103,46 @@ export class LocalTmuxRuntime implements Runtime {
     }
   }
 
+  /**
+   * start()'s first question, whether the session exists (a tmux process when svc's server runs,
+   * as it does between agents: keepServerArgs), asked while the broker makes the agent's
+   * workspace; start() takes the answer when it is under a minute old, else asks again.
+   */
+  prepareStart(agentId: string): void {
+    let session: string
+    try {
+      session = sessionNameFor(agentId)
+    } catch {
+      return // start() refuses it
+    }
+    const answer = this.existing(session)
+    answer.catch(() => {})
+    this.asked.set(session, {at: Date.now(), answer})
+  }
+
+  private async existing(session: string): Promise<{serverRan: boolean; exists: boolean}> {
+    const serverRan = await tmuxServerMayRun(this.env, this.base[1]!)
+    return {serverRan, exists: await this.sessionExists(session, serverRan)}
+  }
+
   async start(spec: AgentSpec): Promise<RuntimeHandle> {
     const session = sessionNameFor(spec.agentId)
     const sandbox = this.opts.sandbox ?? 'none'
     const handle: RuntimeHandle = {runtime: 'local', ref: session, sandbox}
-    const serverRan = await tmuxServerMayRun(this.env, this.base[1]!)
-    if (await this.sessionExists(session, serverRan)) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
+    const asked = this.asked.get(session)
+    this.asked.delete(session)
+    const {serverRan, exists} = await (asked && Date.now() - asked.at < 60_000 ? asked.answer : this.existing(session))
+    if (exists) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
     // Private: the env files hold the agent's token until its shell has read them.
     await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
     try {
-      const launch = sandbox === 'bubblewrap' ? await this.sandboxed(spec, session) : {command: niceCommand([...(spec.prelude ?? []), ...spec.command], this.opts.nice ?? 0), env: spec.env}
+      const launch = sandbox === 'bubblewrap' ? await sandboxedLaunch(this.opts, this.env, spec, session, this.sandboxDir(session)) : {command: niceCommand([...(spec.prelude ?? []), ...spec.command], this.opts.nice ?? 0), env: spec.env}
       await this.startSession(spec, session, sandbox, launch, handle)
       // This start made svc's server: keep it for the next (keepServerArgs), not waited for.
       if (!serverRan) void this.run(keepServerArgs(this.tmux, process.pid)).catch(() => {})
       return handle
     } catch (err) {
-      // The broker's side of the agent's network, opened by sandboxed(), goes with the start.
+      // The broker's side of the agent's network, opened by sandboxedLaunch(), goes with the start.
       await releaseIsolation(this.sandboxDir(session))
       throw err
     }
@@ -156,43 +181,6 @@ export class LocalTmuxRuntime implements Runtime {
   }
 
   /**
-   * The harness command wrapped in bwrap (sandbox/policy.ts) and its whole environment. Refuses,
-   * before any session exists, when bwrap cannot run: an agent must never silently run
-   * unsandboxed; `sandbox: none` in settings says so on purpose.
-   */
-  private async sandboxed(spec: AgentSpec, session: string): Promise<{command: string[]; env: Record<string, string>}> {
-    const bwrap = findExecutable(this.opts.bwrap ?? 'bwrap', this.env.PATH)
-    const problem = bwrap ? await bwrapProblem(bwrap) : 'bwrap is not installed or not on PATH'
-    if (problem) {
-      throw new Error(`the local runtime runs each agent in a bubblewrap sandbox, and bwrap cannot run here (${problem}): install it (Debian: apt-get install bubblewrap), or set \`sandbox: none\` on this runtime in settings (runtimes.<name>.sandbox; runtimes.local.sandbox for the default) to run agents unsandboxed on purpose`)
-    }
-    // The agent's own HOME: given by the broker, else one per session beside the logs.
-    const home = spec.home ?? join(this.opts.stateDir, 'homes', session)
-    await mkdir(home, {recursive: true, mode: 0o700})
-    const binDir = join(this.opts.stateDir, 'sandbox-bin')
-    const shim = writeSvcShim(binDir)
-    const {system, masked} = hostSystemPaths()
-    // Network and uid: fixed here, from the env the broker built from records and from settings.
-    const iso = await prepareIsolation(
-      {network: 'host', userNamespace: 'required', egressAllow: [], runtimeName: 'local', ...this.opts.isolation},
-      {bwrap: bwrap!, dir: this.sandboxDir(session), home, env: spec.egressEnv ?? spec.env, command: spec.command, path: this.env.PATH, brokerUid: process.getuid?.() ?? -1, overlap: harnessStartsLate(spec.command, spec.prelude)},
-    )
-    const args = bwrapArgs({
-      workdir: spec.workdir,
-      home,
-      writable: spec.writablePaths ?? [],
-      readable: [...(spec.readablePaths ?? []), ...shim.readable, ...executableReadable(spec.command[0]), ...iso.readable],
-      system,
-      masked,
-      ...iso.policy,
-    })
-    const env = sandboxEnv({hostEnv: this.env, passthrough: this.opts.envPassthrough ?? [], agentEnv: {...spec.env, ...iso.env}, home, binDir})
-    // One shell inside takes the variables from fd 3 (ENV_FD_LOADER), starts the forwarders, sets the priority, runs the harness.
-    const launcher = launcherScript({forwarders: iso.forwarders, nice: this.opts.nice ?? 0})
-    return {command: [bwrap!, ...args, '--', '/bin/sh', '-c', launcher, 'svc-sandbox', ...(spec.prelude ?? []), ...spec.command], env}
-  }
-
-  /**
    * One command in a fresh sandbox of the agent's (sandbox/policy.ts: its work tree, repository
    * and HOME, the checkout's objects read-only, no network): the agent's own configuration may
    * run, as it would in its session, never on the host. Unsandboxed runtimes run it as the
@@ -211,6 +199,7 @@ export class LocalTmuxRuntime implements Runtime {
 
   async stop(handle: RuntimeHandle): Promise<void> {
     const session = this.ref(handle)
+    this.asked.delete(session)
     await this.sessionExists(session)
     const r = await this.runFor(session, ['kill-session', '-t', `=${session}`])
     if (r.code !== 0 && (await this.sessionExists(session))) throw new Error(`stopping tmux session ${session} failed: ${r.stderr}`)
