@@ -51,10 +51,28 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
  * An estimate: a row that grows a little more or less still rarely splits its page.
  */
 function adoptionGrowth(h: PlannedHop, idLength: number): number {
-  const id = 'x'.repeat(idLength)
-  const summary = {edgeId: id, delegator: h.delegator, delegateAgentId: h.agentId, projectId: h.projectId, role: h.role, provenanceVersion: CURRENT_PROVENANCE_VERSION, sourceCredentialKind: ADOPTED_SOURCE_KIND, ceiling: h.afterCeiling, active: true}
-  return JSON.stringify(summary).length + idLength + STARTUP_ACTOR.kind.length + STARTUP_ACTOR.id.length
+  const actor = idLength + STARTUP_ACTOR.kind.length + STARTUP_ACTOR.id.length
+  const {delegator: d, role, afterCeiling: c} = h
+  if (!d || role === null || c === null) return JSON.stringify(summaryOf(h, 'x'.repeat(idLength))).length + actor
+  // Per hop only the texts' lengths (plain IDs: nothing escaped); the ceiling's JSON once per plan's shared array.
+  let ceiling = ceilingLengths.get(c)
+  if (ceiling === undefined) ceilingLengths.set(c, (ceiling = JSON.stringify(c).length))
+  return SUMMARY_FRAME + idLength + d.kind.length + d.id.length + h.agentId.length + h.projectId.length + role.length + ceiling + actor
 }
+const summaryOf = (h: PlannedHop, edgeId: string) => ({
+  edgeId,
+  delegator: h.delegator,
+  delegateAgentId: h.agentId,
+  projectId: h.projectId,
+  role: h.role,
+  provenanceVersion: CURRENT_PROVENANCE_VERSION,
+  sourceCredentialKind: ADOPTED_SOURCE_KIND,
+  ceiling: h.afterCeiling,
+  active: true,
+})
+/** The summary's JSON without its texts and ceiling (`null`, 4 characters, taken off). */
+const SUMMARY_FRAME = JSON.stringify(summaryOf({delegator: {kind: '', id: ''}, agentId: '', projectId: '', role: '', afterCeiling: null} as unknown as PlannedHop, '')).length - 4
+const ceilingLengths = new WeakMap<readonly string[], number>()
 
 /** The cohort record of one examined hop: adoptable hops start `pending`, others take their outcome. */
 export function cohortRecord(h: PlannedHop, now: string): NewAdoption {
