@@ -18,7 +18,7 @@ import {CommandError, runCommand, type RunResult} from './run-command.js'
 import {childChannel, ControlModeTerminal} from './tmux-control.js'
 import {listPanes} from './tmux-panes.js'
 import {defaultServerMayRun, tmuxServerMayRun} from './tmux-default-socket.js'
-import {captureArgs, envFileContent, keepServerArgs, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
+import {captureArgs, envFileContent, keepServerArgs, newSessionArgs, niceCommand, paneTarget, pasteArgs, sendKeysArgs, SEP, sessionNameFor, SVC_TMUX_SOCKET} from './tmux-args.js'
 
 export {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 
@@ -81,7 +81,7 @@ export class LocalTmuxRuntime implements Runtime {
   /** Sessions found on the default socket (an older svc's); driven there until they end. */
   private readonly legacy = new Set<string>()
   /** Answers of prepareStart, by session, for start(). */
-  private readonly asked = new Map<string, {at: number; answer: Promise<{serverRan: boolean; exists: boolean}>}>()
+  private readonly asked = new Map<string, {at: number; answer: Promise<{exists: boolean}>}>()
 
   constructor(private readonly opts: LocalTmuxOptions) {
     this.tmux = opts.tmux ?? 'tmux'
@@ -105,8 +105,8 @@ export class LocalTmuxRuntime implements Runtime {
 
   /**
    * start()'s first question, whether the session exists (a tmux process when svc's server runs,
-   * as it does between agents: keepServerArgs), asked while the broker makes the agent's
-   * workspace; start() takes the answer when it is under a minute old, else asks again.
+   * as it does between agents: keepServerArgs; the server started when none runs), asked while
+   * the broker makes the agent's workspace; start() takes the answer when under a minute old.
    */
   prepareStart(agentId: string): void {
     let session: string
@@ -120,9 +120,12 @@ export class LocalTmuxRuntime implements Runtime {
     this.asked.set(session, {at: Date.now(), answer})
   }
 
-  private async existing(session: string): Promise<{serverRan: boolean; exists: boolean}> {
+  private async existing(session: string): Promise<{exists: boolean}> {
     const serverRan = await tmuxServerMayRun(this.env, this.base[1]!)
-    return {serverRan, exists: await this.sessionExists(session, serverRan)}
+    // No server: one is started now, kept for the agents after this one (keepServerArgs), with
+    // no session, so its argv (which `ps` shows for its whole life) is not this agent's command.
+    if (!serverRan) await this.run(['start-server', SEP, ...keepServerArgs(this.tmux, process.pid)]).catch(() => {})
+    return {exists: await this.sessionExists(session, serverRan)}
   }
 
   async start(spec: AgentSpec): Promise<RuntimeHandle> {
@@ -131,16 +134,13 @@ export class LocalTmuxRuntime implements Runtime {
     const handle: RuntimeHandle = {runtime: 'local', ref: session, sandbox}
     const asked = this.asked.get(session)
     this.asked.delete(session)
-    const {serverRan, exists} = await (asked && Date.now() - asked.at < 60_000 ? asked.answer : this.existing(session))
+    const {exists} = await (asked && Date.now() - asked.at < 60_000 ? asked.answer : this.existing(session))
     if (exists) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
     // Private: the env files hold the agent's token until its shell has read them.
     await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
     try {
       const launch = sandbox === 'bubblewrap' ? await sandboxedLaunch(this.opts, this.env, spec, session, this.sandboxDir(session)) : {command: niceCommand([...(spec.prelude ?? []), ...spec.command], this.opts.nice ?? 0), env: spec.env}
-      await this.startSession(spec, session, sandbox, launch, handle)
-      // This start made svc's server: keep it for the next (keepServerArgs), not waited for.
-      if (!serverRan) void this.run(keepServerArgs(this.tmux, process.pid)).catch(() => {})
-      return handle
+      return await this.startSession(spec, session, sandbox, launch, handle)
     } catch (err) {
       // The broker's side of the agent's network, opened by sandboxedLaunch(), goes with the start.
       await releaseIsolation(this.sandboxDir(session))

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import {canonicalKey, isNamedKey, NAMED_KEYS} from './keys.js'
 import {decodeOctal, renderScreen} from './tmux-control.js'
-import {directCommand, ENV_FD_LOADER, ENV_LOADER, envFileContent, hexKeyCommands, newSessionArgs, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
+import {directCommand, ENV_FD_LOADER, ENV_LOADER, envFileContent, hexKeyCommands, keepServerArgs, newSessionArgs, pasteArgs, sendKeysArgs, sessionNameFor, tmuxArg} from './tmux-args.js'
 
 describe('named keys', () => {
   it('lists the allowed keys and accepts only them', () => {
@@ -74,5 +74,15 @@ describe('control mode decoding', () => {
 
   it('renders a captured screen with clear, lines and cursor', () => {
     expect(renderScreen(['$ ls', 'a'], 3, 1, true).toString()).toBe('\x1b[0m\x1b[H\x1b[2J$ ls\r\na\x1b[0m\x1b[2;4H\x1b[?25h')
+  })
+
+})
+
+describe('keeping svc\'s tmux server', () => {
+  it('keepServerArgs: exit-empty off, and a job that turns it on once the broker is gone; the tmux path taken literally', () => {
+    const args = keepServerArgs('/opt/t#1/tmux', 4242)
+    expect(args.slice(0, 6)).toEqual(['set-option', '-s', 'exit-empty', 'off', ';', 'run-shell'])
+    expect(args.at(-1)).toBe("cd / && tail --pid=4242 -f /dev/null 2>/dev/null; '/opt/t##1/tmux' set-option -s exit-empty on")
+    for (const pid of [0, 1, -5, 1.5, NaN]) expect(() => keepServerArgs('tmux', pid)).toThrow(/not a process ID/)
   })
 })
