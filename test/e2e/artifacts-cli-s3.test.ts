@@ -33,7 +33,8 @@ describe('svc artifact publish and get against a hosted Hub on S3-compatible sto
     env = cliEnv(home, {SVC_HUB_ENDPOINT: server.url})
     const r = await runCli(['project', 'register', 's3demo', '--no-remote', '--json'], {env, timeoutMs: 60_000})
     expect(r.code, r.stderr).toBe(0)
-  })
+    // Bounded by its own waits: the Hub's start and the CLI's call, 60 s each.
+  }, 150_000)
   afterAll(async () => {
     await server?.stop()
     await s3?.close()

@@ -145,16 +145,17 @@ describe('Claude Code CLI with the claude module', {timeout: 240_000}, () => {
     } finally {
       hub.close()
     }
-    expect(bodies).toEqual([
-      {
-        url: '/api/v1/agents/a1/status',
-        auth: 'Bearer svc_agt_test',
-        body: {activity: 'idle', detail: '', turnEnded: true, heartbeat: true, usage: {sessionId: stop.payload.session_id, model: 'claude-opus-4-8', modelCalls: 2, inputTokens: 200, outputTokens: 40, cacheReadTokens: 10, cacheWriteTokens: 14}},
-      },
-    ])
+    // The usage rides with the idle report when the transcript is read within the hook's grace
+    // (USAGE_GRACE_MS); on a loaded machine it follows in a report of its own. Either way: idle
+    // and the turn's end first, and the session's usage once.
+    const usage = {sessionId: stop.payload.session_id, model: 'claude-opus-4-8', modelCalls: 2, inputTokens: 200, outputTokens: 40, cacheReadTokens: 10, cacheWriteTokens: 14}
+    const idle = {activity: 'idle', detail: '', turnEnded: true, heartbeat: true}
+    const expected = bodies.length === 1 ? [{...idle, usage}] : [idle, {heartbeat: true, usage}]
+    expect(bodies).toEqual(expected.map((body) => ({url: '/api/v1/agents/a1/status', auth: 'Bearer svc_agt_test', body})))
     // SVC_HOOK_TRACE: one line per report, with when the hook's process started, sent and was answered.
     const lines = readFileSync(traceFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
-    expect(lines).toEqual([{agentId: 'a1', harness: 'claude', event: 'Stop', activity: 'idle', status: 200, startedAt: expect.any(Number), sentAt: expect.any(Number), answeredAt: expect.any(Number)}])
+    expect(lines).toHaveLength(bodies.length)
+    expect(lines[0]).toEqual({agentId: 'a1', harness: 'claude', event: 'Stop', activity: 'idle', status: 200, startedAt: expect.any(Number), sentAt: expect.any(Number), answeredAt: expect.any(Number)})
     const [t] = lines
     expect(t.startedAt).toBeGreaterThanOrEqual(spawnedAt - 5)
     expect(t.sentAt).toBeGreaterThanOrEqual(t.startedAt)

@@ -45,10 +45,11 @@ it('a report no replica takes is kept, then delivered with the next one to a rep
   } finally {
     server.close()
   }
-})
+  // Bounded by its two CLI calls (60 s each), not the default 30 s: on a loaded machine each CLI start takes seconds.
+}, 150_000)
 
 it('outside an agent (no token file) a report no Hub takes is an error, exit 3', async () => {
   const r = await runCli(['status', 'idle', '--json'], {env: cliEnv(home, {SVC_AGENT_ID: 'agent-1', SVC_AUTH_TOKEN: 'svc_agent_x', SVC_HUB_ENDPOINT: `http://127.0.0.1:${await freePort()}`}), timeoutMs: 60_000})
   expect(r.code).toBe(3)
   expect(r.json?.error?.code).toBe('hub_unreachable')
-})
+}, 90_000)

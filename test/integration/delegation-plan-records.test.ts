@@ -77,5 +77,6 @@ describeEachDialect('delegation adopt plan: the record of each hop', (dialect) =
     await commit({operation: 'adopt', scope: {agentIds: [pendingHop.agentId]}})
     const again = await check(hub, store, admin)
     expect(again.find((h) => h.agentId === pendingHop.agentId)).toMatchObject({outcome: 'recognized', recordId: null})
-  })
+    // A fixture, two Hub starts and four plans: seconds on a quiet machine, far more than 30 on a loaded one.
+  }, 120_000)
 })
