@@ -19,6 +19,12 @@ export default defineConfig({
     // and tmux tests.
     pool: 'forks',
     maxWorkers: 5,
+    // Each worker keeps its modules from one test file to the next. Isolated, every file of the
+    // Hub loaded its whole graph again (hundreds of modules through vite's runner): a clean
+    // clone's run spent 1654 s of its 7900 worker-seconds importing (2026-11-28); test/integration
+    // alone took 729 s isolated and 347 s not, on the same loaded machine. Tests keep no state
+    // in modules: each makes its own Hub, store, HOME and tmux socket and disposes of them.
+    isolate: false,
     globalSetup: ['test/helpers/global-setup.ts'],
     sequence: {sequencer: LongestFirstSequencer},
     // Every run records each file's whole duration (test-output/file-durations.json) for the sequencer.
