@@ -4,6 +4,7 @@ import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
 import type {PlannerAgentFacts} from '../../store/repositories/agents.js'
 import {classifyEdge, edgeFingerprint, parseCeiling} from './edge-class.js'
 import {sortByAgentId} from './hop-order.js'
+import type {KeptHops} from './kept-hops.js'
 import {BACKFILL_SENTINEL, POLICY_V1, policyV1Ceiling} from './policy-v1.js'
 import {MAX_WALK_DEPTH, type ExclusionReason, type Hop, type Outcome} from './types.js'
 
@@ -262,9 +263,10 @@ function decide(world: World, step: Step, parent: PlannedHop | null, ceilings: C
  * until a decided agent, a root or a repeat, then decides top-down, so long chains and cycles
  * cost linear time and no recursion. Hops come sorted top-down (depth, then agent ID); their
  * ceilings are shared, frozen arrays. No timestamp is ever read. `ceilings` may be kept from an
- * earlier plan (newPlanCache).
+ * earlier plan (newPlanCache); `kept`, hops decided by earlier plans of a start-up pass
+ * (kept-hops.ts): a plan stops at a kept hop as at one it decided, and keeps what it decides.
  */
-export function planAdoption(world: World, scope: PlanScope = {}, ceilings: PlanCache = ceilingCache()): PlannedHop[] {
+export function planAdoption(world: World, scope: PlanScope = {}, ceilings: PlanCache = ceilingCache(), kept?: KeptHops<PlannedHop>): PlannedHop[] {
   const memo = new Map<string, PlannedHop>()
   const stack: Step[] = []
   // Where an agent sits on the current walk: a scan while the walk is short (almost always; a
@@ -279,6 +281,14 @@ export function planAdoption(world: World, scope: PlanScope = {}, ceilings: Plan
   const resolve = (start: AgentFacts): void => {
     let cur: AgentFacts | null = start
     while (cur && !memo.has(cur.id)) {
+      const k = kept?.hops.get(cur.id)
+      if (k) {
+        memo.set(cur.id, k)
+        // A kept hop ends the walk, but the agent planned for also needs its parent's hop (the verdict reads both).
+        if (cur !== start) break
+        cur = stepOf(world, cur).parent
+        continue
+      }
       const at = onStack(cur.id)
       if (at >= 0) {
         // The chain repeats: every member of the loop is a `cycle` hop; those below follow it.
@@ -293,7 +303,12 @@ export function planAdoption(world: World, scope: PlanScope = {}, ceilings: Plan
     }
     for (let i = stack.length - 1; i >= 0; i--) {
       const step = stack[i]
-      memo.set(step.agent.id, decide(world, step, step.parent ? (memo.get(step.parent.id) ?? null) : null, ceilings))
+      const h = decide(world, step, step.parent ? (memo.get(step.parent.id) ?? null) : null, ceilings)
+      memo.set(step.agent.id, h)
+      if (kept) {
+        kept.hops.set(step.agent.id, h)
+        if (step.parent) within(kept.children, step.parent.id, () => [] as string[]).push(step.agent.id)
+      }
     }
     stack.length = 0
     index = null

@@ -7,6 +7,7 @@ import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import {classifyEdge} from './edge-class.js'
 import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION} from './policy-v1.js'
+import {dropKept, newKeptHops} from './kept-hops.js'
 import {loadWorld, newPlanCache, planAdoption, type PlannedHop, type World} from './planner.js'
 import {AUDIT_KIND} from './adoption-writes.js'
 import {RecordMovedOn, STARTUP_ACTOR, settleHop} from './startup-pass.js'
@@ -149,6 +150,7 @@ const cohortRecords = async (store: Store, status: string) => (await store.deleg
 async function pass(store: Store, loaded: PassWorld, records: AdoptionRecord[], name: PassName, clock: Clock, hooks: StartupAdoptionHooks, result: StartupAdoptionResult, logger: Logger): Promise<boolean> {
   const {world} = loaded
   const planCache = newPlanCache()
+  const kept = newKeptHops<PlannedHop>()
   let adopted = 0
   try {
     for (const rec of records) {
@@ -156,11 +158,17 @@ async function pass(store: Store, loaded: PassWorld, records: AdoptionRecord[], 
         const r = await store.passTransaction(async (tx) => {
           const worldCurrent = loaded.mark !== null && (await tx.bulkPass.changeMark()) === loaded.mark
           // Seen once, a change elsewhere may touch any chain: every later hop re-reads its own.
-          if (!worldCurrent) loaded.mark = null
-          return settleHop(tx, world, rec, {now: iso(clock.now()), worldCurrent, planCache, beforeHopWrite: hooks.beforeHopWrite})
+          if (!worldCurrent) {
+            loaded.mark = null
+            kept.hops.clear()
+            kept.children.clear()
+          }
+          return settleHop(tx, world, rec, {now: iso(clock.now()), worldCurrent, planCache, kept, beforeHopWrite: hooks.beforeHopWrite})
         })
         if (r.adopted) {
           world.activeEdges.set(r.edge.delegateAgentId, [r.edge])
+          // Its hop and every hop kept below it were decided on the edge it replaced.
+          dropKept(kept, r.edge.delegateAgentId)
           result.adopted++
           adopted++
         } else result.skipped++

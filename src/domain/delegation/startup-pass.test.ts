@@ -1,12 +1,13 @@
 import {describe, expect, it} from 'vitest'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
 import type {EdgeRecord} from '../../store/repositories/delegation-edges.js'
-import {planAdoption, type AgentFacts, type PlannedHop, type World} from './planner.js'
+import {newPlanCache, planAdoption, type AgentFacts, type PlannedHop, type World} from './planner.js'
+import {dropKept, newKeptHops} from './kept-hops.js'
 import {classifyEdge} from './edge-class.js'
 import {cohortRecord, unrecordedHops} from './startup-adoption.js'
 import {STARTUP_ACTOR, verdict} from './startup-pass.js'
 import {edgeSummary} from './adopt-hop.js'
-import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION} from './policy-v1.js'
+import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION, POLICY_V1_NAME} from './policy-v1.js'
 import {newId} from '../shared/secrets.js'
 
 /** The per-hop verdict of the start-up passes (SPEC "Adoption record and hop") and the chain plan it is given. */
@@ -98,6 +99,48 @@ describe('the chain plan a hop is settled on', () => {
     }
     // The worlds hold every kind of hop the verdict reads (so none goes unchecked).
     for (const o of ['adopt', 'cycle', 'parent_deleted', 'parent_missing', 'scope_mismatch', 'root_inactive', 'root_missing', 'ancestor_excluded', 'missing_edge', 'duplicate_active_edges']) expect(outcomes).toContain(o)
+  })
+
+  it('with kept hops, decides each chain of a pass as a fresh plan does, while adoptions change the world', () => {
+    // A pass on its world: each adoptable hop in turn (plan order, then children before parents),
+    // planned with the pass's kept hops and fresh; an adopted hop's edge replaced as the pass does.
+    let adoptedInAll = 0
+    for (const seed of [1, 2, 3, 4, 5])
+      for (const reversed of [false, true]) {
+        const world = generated(seed, 300)
+        const order = planAdoption(world).filter((h) => h.outcome === 'adopt')
+        if (reversed) order.reverse()
+        const kept = newKeptHops<PlannedHop>()
+        const cache = newPlanCache()
+        for (const h of order) {
+          const withKept = planAdoption(world, {agentIds: [h.agentId]}, cache, kept)
+          const fresh = planAdoption(world, {agentIds: [h.agentId]})
+          // It stops at a kept hop: the agent and its parent (what the verdict reads) are there, each as decided fresh.
+          const byAgent = new Map(fresh.map((x) => [x.agentId, x]))
+          const own = withKept.find((x) => x.agentId === h.agentId)!
+          expect(own).toBeDefined()
+          if (own.delegator?.kind === 'agent' && byAgent.has(own.delegator.id)) expect(withKept.some((x) => x.agentId === own.delegator!.id)).toBe(true)
+          for (const x of withKept) expect(view(x), `seed ${seed}, ${h.agentId}: ${x.agentId}`).toEqual(view(byAgent.get(x.agentId)!))
+          expect(verdict({...record(h.agentId), originalEdgeId: h.edgeId, beforeFingerprint: h.beforeFingerprint}, withKept)).toEqual(verdict({...record(h.agentId), originalEdgeId: h.edgeId, beforeFingerprint: h.beforeFingerprint}, fresh))
+          const v = verdict({...record(h.agentId), originalEdgeId: h.edgeId, beforeFingerprint: h.beforeFingerprint}, withKept)
+          if (!('adopt' in v)) continue
+          const e = world.activeEdges.get(h.agentId)!.find((x) => x.id === h.edgeId)!
+          const ceiling = JSON.stringify([...v.adopt.afterCeiling!].sort())
+          world.activeEdges.set(h.agentId, [{...e, id: `${e.id}-adopted`, provenanceVersion: CURRENT_PROVENANCE_VERSION, sourceCredentialKind: ADOPTED_SOURCE_KIND, ceiling, ceilingPolicy: POLICY_V1_NAME, ceilingProjectId: e.projectId}])
+          dropKept(kept, h.agentId)
+          adoptedInAll++
+        }
+      }
+    expect(adoptedInAll).toBeGreaterThan(100)
+  })
+
+  it('dropKept drops a hop and every hop kept below it', () => {
+    const kept = newKeptHops<string>()
+    for (const id of ['a', 'b', 'c', 'x']) kept.hops.set(id, id)
+    kept.children.set('a', ['b'])
+    kept.children.set('b', ['c'])
+    dropKept(kept, 'a')
+    expect([...kept.hops.keys()]).toEqual(['x'])
   })
 
   it('unrecordedHops counts, without a plan, the hops of the whole plan whose row is unrecorded', () => {

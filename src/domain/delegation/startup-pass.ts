@@ -2,6 +2,7 @@ import type {PassTx} from '../../store/pass-transaction.js'
 import type {AdoptionRecord} from '../../store/repositories/delegation-adoptions.js'
 import type {EdgeFacts, EdgeRecord} from '../../store/repositories/delegation-edges.js'
 import {adoptHop, edgeSummary} from './adopt-hop.js'
+import type {KeptHops} from './kept-hops.js'
 import {planAdoption, type AgentFacts, type PlanCache, type PlannedHop, type World} from './planner.js'
 import {RECORD_ORIGIN, type ExclusionReason, type SkipReason} from './types.js'
 
@@ -92,6 +93,11 @@ export interface HopWriteOptions {
   worldCurrent?: boolean
   /** Ceilings kept over the pass's hops (planner.ts newPlanCache). */
   planCache?: PlanCache
+  /**
+   * Hops decided over the pass's hops (kept-hops.ts), used while `worldCurrent`; the
+   * caller drops an adopted agent's (dropKept) and clears them once the world is re-read.
+   */
+  kept?: KeptHops<PlannedHop>
   /** Runs inside the hop's transaction just before its write; a throw fails the write (tests). */
   beforeHopWrite?: (record: AdoptionRecord) => void | Promise<void>
 }
@@ -111,7 +117,7 @@ export async function settleHop(tx: PassTx, world: World, rec: AdoptionRecord, o
   const own: EdgeFacts[] = opts.worldCurrent ? (world.activeEdges.get(agentId) ?? []) : await refreshHop(tx, world, agentId)
   // The plan of the agent's chain only (the agent and the ancestors the planner follows from it),
   // on the pass's world: a few hops, not the world's 100k.
-  const v = verdict(rec, planAdoption(world, {agentIds: [agentId]}, opts.planCache))
+  const v = verdict(rec, planAdoption(world, {agentIds: [agentId]}, opts.planCache, opts.worldCurrent ? opts.kept : undefined))
   const skip = async (reason: SkipReason): Promise<HopResult> => {
     // Conditional on the status read at the start of the pass: never overwrites a taken-over record.
     if (rec.status !== 'skipped_changed' || rec.reason !== reason) await tx.delegationAdoptions.update(rec.id, {status: 'skipped_changed', reason}, opts.now, rec.status)
