@@ -68,22 +68,16 @@ try {
   const cli = (args) => JSON.parse(execFileSync(BIN, [...args, '--json'], {env: {...env, SVC_HUB_ENDPOINT: hubUrl}, cwd: work, encoding: 'utf8'}))
   const project = cli(['project', 'register', 'bench', '--no-remote']).project
   const agent = cli(['agent', 'create', 'bench-agent', '--harness', 'shell', '--project', project.id]).agent
-  // The agent's token is in its session's environment (the local runtime passes it through a
-  // private env file, read by the session's first process, which then execs bwrap): read there,
-  // as SVC_AUTH_TOKEN or the file SVC_AUTH_TOKEN_FILE names (the agent's HOME, on the host too).
-  // The shell cannot write it out for us: its /tmp is the sandbox's own.
-  const tmux = (...args) => spawnSync('tmux', ['-L', 'svc', ...args], {env, encoding: 'utf8'})
+  // The agent's token: the file its svc reads (SVC_AUTH_TOKEN_FILE), which the broker writes
+  // into the agent's HOME on the host (<state>/broker/homes/<id>/.svc/agent-token) before the
+  // harness starts. Its session's environment no longer holds it: the pane's own process is bwrap,
+  // started from an empty environment, and the shell's /tmp is the sandbox's own.
+  const tokenFile = join(home, '.svc', 'broker', 'homes', agent.id, '.svc', 'agent-token')
   let token = ''
   for (const until = Date.now() + 60_000; !token && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-    const pid = tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim()
-    try {
-      const e = Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
-      token = e.SVC_AUTH_TOKEN || (e.SVC_AUTH_TOKEN_FILE && readFileSync(e.SVC_AUTH_TOKEN_FILE, 'utf8').trim()) || ''
-    } catch {
-      // not started yet
-    }
+    token = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : ''
   }
-  if (!token) throw new Error(`the agent's session environment holds no SVC_AUTH_TOKEN`)
+  if (!token) throw new Error(`no agent token in ${tokenFile}`)
   const agentEnv = {...env, SVC_AUTH_TOKEN: token, SVC_AGENT_ID: agent.id, SVC_HUB_ENDPOINT: hubUrl}
 
   const cases = [
