@@ -36,7 +36,7 @@ import {cpus, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {register} from 'tsx/esm/api'
-import {freePort, requestJson, treeRssKb as rssWithout, until} from './lib.mjs'
+import {agentTokenOf, freePort, requestJson, treeRssKb as rssWithout, until} from './lib.mjs'
 import {cpuMs, hubCpuMs, requestRelay, START_STEPS, startMarks, watchExec} from './parts/agent-start-marks.mjs'
 
 register()
@@ -195,13 +195,7 @@ try {
   // 2. One hook's status report vs `node -e 0`.
   if (PARTS.has('hook')) {
     const {agent} = await api('POST', '/agents', {name: 'hooked', projectId: project.id, harnessConfig: 'shell'})
-    const pid = tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim()
-    const own = await until(async () => {
-      const e = Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
-      return e.SVC_AUTH_TOKEN || e.SVC_AUTH_TOKEN_FILE ? e : undefined
-    }, 10_000, 'the agent token')
-    const hookEnv = {...env, SVC_HUB_ENDPOINT: own.SVC_HUB_ENDPOINT ?? hubUrl, SVC_AGENT_ID: agent.id}
-    for (const k of ['SVC_AUTH_TOKEN', 'SVC_AUTH_TOKEN_FILE']) if (own[k]) hookEnv[k] = own[k]
+    const hookEnv = {...env, SVC_HUB_ENDPOINT: hubUrl, SVC_AGENT_ID: agent.id, SVC_AUTH_TOKEN: await agentTokenOf(home, agent.id, 10_000)}
     const payload = JSON.stringify({session_id: 'bench', transcript_path: '/nonexistent.jsonl', cwd: checkout, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: {command: 'npm test', description: 'run the tests'}})
     const variants = [['node -e 0', [process.execPath, '-e', '0']], ['svc hook (bin/run.js)', [process.execPath, join(ROOT, 'bin', 'run.js'), 'hook', 'claude', 'PreToolUse']]]
     if (existsSync(BINARY)) variants.push(['svc hook (dist/svc)', [BINARY, 'hook', 'claude', 'PreToolUse']])
@@ -223,8 +217,7 @@ try {
     const ratio = median(times.get(measured)) / base
     out(`hook: ${measured} ${ratio.toFixed(2)}x node -e 0 (target <= 2x: ${verdict(ratio <= 2)})${existsSync(BINARY) ? '' : '; dist/svc missing (npm run build:binary): measured through bin/run.js'}`)
     // The svc hook entry beside a curl one-liner and Claude Code's HTTP hook, 20 at once (parts/hook-latency.mjs).
-    const hookToken = own.SVC_AUTH_TOKEN || readFileSync(own.SVC_AUTH_TOKEN_FILE, 'utf8').trim()
-    await hookLatencyPart({hubUrl: hookEnv.SVC_HUB_ENDPOINT, agentId: agent.id, token: hookToken, cli, baseEnv: env, out})
+    await hookLatencyPart({hubUrl: hookEnv.SVC_HUB_ENDPOINT, agentId: agent.id, token: hookEnv.SVC_AUTH_TOKEN, cli, baseEnv: env, out})
     await removeAgent(agent.id)
   }
 

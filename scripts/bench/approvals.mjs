@@ -20,7 +20,7 @@ import {cpus, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {register} from 'tsx/esm/api'
-import {freePort, initCheckout, loadAverage, requestJson, until, workstationEnv} from './lib.mjs'
+import {agentTokenOf, freePort, initCheckout, loadAverage, requestJson, until, workstationEnv} from './lib.mjs'
 import {claudeApprovalsPart} from './parts/approvals-claude.mjs'
 
 register()
@@ -48,17 +48,11 @@ const out = (line) => process.stdout.write(`${line}\n`)
 const pct = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]
 
 /** Part 1: N hook processes waiting at once, each allowed in turn; decision -> hook's answer. */
-async function hookPart({api, project, tmux, hubUrl, env, removeAgent}) {
+async function hookPart({api, project, hubUrl, env, removeAgent}) {
   const agents = []
   for (let i = 0; i < AGENTS; i++) {
     const {agent} = await api('POST', '/agents', {name: `hook-${i}`, projectId: project.id, harnessConfig: 'shell'})
-    // The agent's token as its harness process has it (the local runtime does not leave it in tmux).
-    const pid = tmux('display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}').stdout.trim()
-    const own = await until(() => {
-      const e = Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
-      return e.SVC_AUTH_TOKEN || e.SVC_AUTH_TOKEN_FILE ? e : undefined
-    }, 10_000, 'the agent token')
-    const token = own.SVC_AUTH_TOKEN ?? readFileSync(own.SVC_AUTH_TOKEN_FILE, 'utf8').trim()
+    const token = await agentTokenOf(home, agent.id, 10_000)
     agents.push({id: agent.id, token})
   }
   const samples = []
@@ -124,7 +118,7 @@ try {
     await until(async () => tmux('has-session', '-t', `=svc-${id}`).status !== 0, 30_000, `agent ${id}'s session to end`).catch(() => {})
   }
   out(`approvals bench: Claude Code ${execFileSync('claude', ['--version'], {env, encoding: 'utf8'}).trim()}, node ${process.version}, ${cpus().length} CPUs, load ${loadAverage()}`)
-  if (PARTS.has('hook')) await hookPart({api, project, tmux, hubUrl, env, removeAgent})
+  if (PARTS.has('hook')) await hookPart({api, project, hubUrl, env, removeAgent})
   if (PARTS.has('claude')) await claudeApprovalsPart({api, project, model, trace: TRACE, debug: DEBUG_DIR && {from: CLAUDE_DEBUG, to: DEBUG_DIR}, agents: AGENTS, rounds: ROUNDS, removeAgent, out, load: loadAverage, decide: DECIDE})
 } finally {
   if (hub && hub.exitCode === null) {

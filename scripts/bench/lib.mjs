@@ -1,6 +1,6 @@
 // Helpers shared by the bench scripts.
 import {execFileSync} from 'node:child_process'
-import {readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import http from 'node:http'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
@@ -112,4 +112,15 @@ export function initCheckout(dir, env) {
   writeFileSync(join(dir, 'README.md'), '# bench\n')
   git('add', '-A')
   git('commit', '-q', '-m', 'init')
+}
+
+/**
+ * A local-runtime agent's token, from the file its svc reads (SVC_AUTH_TOKEN_FILE), which the
+ * co-located broker writes into the agent's HOME on the host before its harness starts
+ * (<HOME>/.svc/broker/homes/<id>/.svc/agent-token). Not from the pane's environment: a sandboxed
+ * pane's process is bwrap, started from an empty one.
+ */
+export async function agentTokenOf(home, agentId, timeoutMs = 30_000) {
+  const file = join(home, '.svc', 'broker', 'homes', agentId, '.svc', 'agent-token')
+  return until(() => (existsSync(file) ? readFileSync(file, 'utf8').trim() : ''), timeoutMs, `the agent token in ${file}`)
 }

@@ -14,7 +14,7 @@ import http from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {freePort} from './lib.mjs'
+import {agentTokenOf, freePort} from './lib.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const BIN = process.env.BENCH_BIN ?? join(ROOT, 'dist', 'svc')
@@ -68,16 +68,7 @@ try {
   const cli = (args) => JSON.parse(execFileSync(BIN, [...args, '--json'], {env: {...env, SVC_HUB_ENDPOINT: hubUrl}, cwd: work, encoding: 'utf8'}))
   const project = cli(['project', 'register', 'bench', '--no-remote']).project
   const agent = cli(['agent', 'create', 'bench-agent', '--harness', 'shell', '--project', project.id]).agent
-  // The agent's token: the file its svc reads (SVC_AUTH_TOKEN_FILE), which the broker writes
-  // into the agent's HOME on the host (<state>/broker/homes/<id>/.svc/agent-token) before the
-  // harness starts. Its session's environment no longer holds it: the pane's own process is bwrap,
-  // started from an empty environment, and the shell's /tmp is the sandbox's own.
-  const tokenFile = join(home, '.svc', 'broker', 'homes', agent.id, '.svc', 'agent-token')
-  let token = ''
-  for (const until = Date.now() + 60_000; !token && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-    token = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : ''
-  }
-  if (!token) throw new Error(`no agent token in ${tokenFile}`)
+  const token = await agentTokenOf(home, agent.id, 60_000)
   const agentEnv = {...env, SVC_AUTH_TOKEN: token, SVC_AGENT_ID: agent.id, SVC_HUB_ENDPOINT: hubUrl}
 
   const cases = [

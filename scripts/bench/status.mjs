@@ -16,7 +16,7 @@ import http from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {cpuMs, freePort, loadAverage, requestJson} from './lib.mjs'
+import {agentTokenOf, cpuMs, freePort, loadAverage, requestJson} from './lib.mjs'
 import {hookLatencyPart} from './parts/hook-latency.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -130,14 +130,7 @@ try {
   }
   const {agent} = await request('POST', `${hubUrl}/api/v1/agents`, {token: devToken, body: {name: 'bench', projectId: 'default', harnessConfig: 'shell'}})
   if (agent.phase !== 'running') throw new Error(`the agent did not start: ${JSON.stringify(agent)}`)
-  // The agent's token as its harness process has it (the local runtime does not leave it in tmux).
-  const pid = execFileSync('tmux', ['-L', 'svc', 'display-message', '-p', '-t', `=svc-${agent.id}:`, '#{pane_pid}'], {env: tmuxEnv, encoding: 'utf8'}).trim()
-  let token = ''
-  for (let i = 0; i < 50 && !token; i++) {
-    token = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('SVC_AUTH_TOKEN='))?.slice('SVC_AUTH_TOKEN='.length) ?? ''
-    if (!token) await new Promise((r) => setTimeout(r, 100))
-  }
-  if (!token) throw new Error('the agent has no SVC_AUTH_TOKEN')
+  const token = await agentTokenOf(home, agent.id)
 
   const hello = spawn(process.execPath, ['-e', HELLO, String(helloPort)], {stdio: ['ignore', 'pipe', 'inherit']})
   children.push(hello)
