@@ -5,6 +5,29 @@ export const pgUrl = () => process.env.SVC_TEST_PG_URL || 'postgres://postgres@1
 
 let availability: Promise<boolean> | null = null
 
+/**
+ * This suite run's mark (global-setup.ts sets it before the workers start), in the name of every
+ * database a test makes: what a test leaves behind (a Hub never disposed) is dropped when the
+ * run ends, and only this run's, as other checkouts may be testing on the same server.
+ */
+export const PG_RUN_ENV = 'SVC_TEST_PG_RUN'
+const testRun = () => (process.env[PG_RUN_ENV] ??= randomBytes(3).toString('hex'))
+
+/** Drops the databases tests of this run made and left (the run's teardown). */
+export async function dropRunDatabases(): Promise<string[]> {
+  const run = process.env[PG_RUN_ENV]
+  if (!run || !/^[0-9a-f]{6}$/.test(run)) return []
+  const admin = new pg.Client({connectionString: pgUrl()})
+  await admin.connect()
+  try {
+    const {rows} = await admin.query<{datname: string}>(`select datname from pg_database where datname ~ $1`, [`^t_${run}_[0-9a-f]{12}$`])
+    for (const r of rows) await admin.query(`drop database if exists ${r.datname} with (force)`)
+    return rows.map((r) => r.datname)
+  } finally {
+    await admin.end().catch(() => {})
+  }
+}
+
 /** True when the test PostgreSQL server answers. */
 export function pgAvailable(): Promise<boolean> {
   availability ??= (async () => {
@@ -108,7 +131,7 @@ function migratedTemplate(): Promise<string> {
  * after it, as on any start. For tests of migrations themselves use `createPgSchema`.
  */
 export async function createMigratedPgDatabase(): Promise<{url: string; drop: () => Promise<void>}> {
-  const name = 't_' + randomBytes(6).toString('hex')
+  const name = `t_${testRun()}_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({connectionString: pgUrl()})
   await admin.connect()
   try {
