@@ -6,7 +6,8 @@ import type {Clock} from '../shared/clock.js'
 import {iso} from '../shared/clock.js'
 import {newId} from '../shared/secrets.js'
 import {classifyEdge} from './edge-class.js'
-import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION} from './policy-v1.js'
+import {edgeSummary} from './adopt-hop.js'
+import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION, POLICY_V1_NAME} from './policy-v1.js'
 import {dropKept, newKeptHops} from './kept-hops.js'
 import {loadWorld, newPlanCache, planAdoption, type PlannedHop, type World} from './planner.js'
 import {AUDIT_KIND} from './adoption-writes.js'
@@ -60,17 +61,21 @@ function adoptionGrowth(h: PlannedHop, idLength: number): number {
   if (ceiling === undefined) ceilingLengths.set(c, (ceiling = JSON.stringify(c).length))
   return SUMMARY_FRAME + idLength + d.kind.length + d.id.length + h.agentId.length + h.projectId.length + role.length + ceiling + actor
 }
-const summaryOf = (h: PlannedHop, edgeId: string) => ({
-  edgeId,
-  delegator: h.delegator,
-  delegateAgentId: h.agentId,
-  projectId: h.projectId,
-  role: h.role,
-  provenanceVersion: CURRENT_PROVENANCE_VERSION,
-  sourceCredentialKind: ADOPTED_SOURCE_KIND,
-  ceiling: h.afterCeiling,
-  active: true,
-})
+/** The after summary adoption will write (adopt-hop.ts edgeSummary), of the adopted row the hop plans. */
+const summaryOf = (h: PlannedHop, edgeId: string) =>
+  edgeSummary({
+    id: edgeId,
+    delegator: h.delegator!,
+    delegateAgentId: h.agentId,
+    projectId: h.projectId,
+    role: h.role!,
+    provenanceVersion: CURRENT_PROVENANCE_VERSION,
+    sourceCredentialKind: ADOPTED_SOURCE_KIND,
+    ceiling: h.afterCeiling === null ? null : JSON.stringify(h.afterCeiling),
+    ceilingPolicy: POLICY_V1_NAME,
+    ceilingProjectId: h.projectId,
+    active: true,
+  })
 /** The summary's JSON without its texts and ceiling (`null`, 4 characters, taken off). */
 const SUMMARY_FRAME = JSON.stringify(summaryOf({delegator: {kind: '', id: ''}, agentId: '', projectId: '', role: '', afterCeiling: null} as unknown as PlannedHop, '')).length - 4
 const ceilingLengths = new WeakMap<readonly string[], number>()
