@@ -1,12 +1,10 @@
 import {existsSync, readFileSync} from 'node:fs'
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type RuntimeHandle} from './runtime.js'
 import {LocalTmuxRuntime} from './runtimes/local-tmux.js'
-import {runCommand} from './runtimes/run-command.js'
+import {privateTmux, type PrivateTmux} from '../../test/helpers/private-tmux.js'
 import {submitText, SUBMIT_TIMING} from './submit-text.js'
 
 const TUI = fileURLToPath(new URL('../../test/fixtures/paste-tui.cjs', import.meta.url))
@@ -14,22 +12,18 @@ const TUI = fileURLToPath(new URL('../../test/fixtures/paste-tui.cjs', import.me
 // Real tmux on a private server, running a program with Gemini CLI's paste rule (an Enter read
 // within 40 ms of a paste is a newline) that is busy when the message arrives.
 describe('submitText on a real tmux pane', () => {
+  let priv: PrivateTmux
   let dir: string
   let env: NodeJS.ProcessEnv
   let rt: LocalTmuxRuntime
   let n = 0
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'svc-submit-'))
-    env = {...process.env, TMUX_TMPDIR: dir}
-    delete env.TMUX
-    rt = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, pollMs: 50})
+    priv = await privateTmux('svc-submit-', {pollMs: 50})
+    ;({dir, env, rt} = priv)
   })
 
-  afterAll(async () => {
-    await runCommand('tmux', ['-L', 'svc', 'kill-server'], {env})
-    await rm(dir, {recursive: true, force: true})
-  })
+  afterAll(() => priv?.dispose())
 
   /** Starts the program busy for `busyMs` once "ready>" shows, each draw taking `drawMs`; resolves its handle and its output file. */
   async function busyTui(busyMs: number, mode = '', drawMs = 0): Promise<{h: RuntimeHandle; out: string}> {

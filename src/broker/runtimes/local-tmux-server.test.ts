@@ -1,32 +1,27 @@
 import {spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec} from '../runtime.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {runCommand} from './run-command.js'
 import {keepServerArgs} from './tmux-args.js'
+import {privateTmux, type PrivateTmux} from '../../../test/helpers/private-tmux.js'
 
 // svc's tmux server between agents (keepServerArgs) and the early session check (prepareStart),
 // on real tmux under this file's own TMUX_TMPDIR.
+let priv: PrivateTmux
 let dir: string
 let env: NodeJS.ProcessEnv
 let rt: LocalTmuxRuntime
 let n = 0
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'svc-tmux-kept-'))
-  env = {...process.env, TMUX_TMPDIR: dir}
-  delete env.TMUX
-  rt = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, socketName: 'svc-early'})
+  priv = await privateTmux('svc-tmux-kept-', {socketName: 'svc-early'})
+  ;({dir, env, rt} = priv)
 })
 
-afterAll(async () => {
-  await runCommand('tmux', ['-L', 'svc-early', 'kill-server'], {env})
-  await rm(dir, {recursive: true, force: true})
-})
+afterAll(() => priv?.dispose())
 
 function spec(over: Partial<AgentSpec> = {}): AgentSpec {
   n += 1

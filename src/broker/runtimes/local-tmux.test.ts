@@ -1,32 +1,28 @@
 import {existsSync, readFileSync} from 'node:fs'
-import {mkdtemp, readFile, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
+import {readFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec, type RuntimeHandle, type TerminalStream} from '../runtime.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {runCommand} from './run-command.js'
+import {privateTmux, type PrivateTmux} from '../../../test/helpers/private-tmux.js'
 import {defaultServerMayRun, tmuxServerMayRun} from './tmux-default-socket.js'
 
 // Real tmux on a private server: TMUX_TMPDIR points at this file's own directory, so a user's
 // tmux is never touched and test files run in parallel.
+let priv: PrivateTmux
 let dir: string
 let env: NodeJS.ProcessEnv
 let rt: LocalTmuxRuntime
 let n = 0
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'svc-tmux-'))
-  env = {...process.env, TMUX_TMPDIR: dir, PATH: process.env.PATH}
-  delete env.TMUX
-  rt = new LocalTmuxRuntime({stateDir: join(dir, 'state'), env, pollMs: 50})
+  priv = await privateTmux('svc-tmux-', {pollMs: 50})
+  ;({dir, env, rt} = priv)
   if (!(await rt.available())) throw new Error('these tests need tmux on PATH (Debian: apt-get install -y tmux)')
 })
 
-afterAll(async () => {
-  await runCommand('tmux', ['-L', 'svc', 'kill-server'], {env})
-  await rm(dir, {recursive: true, force: true})
-})
+afterAll(() => priv?.dispose())
 
 const SHELL = ['/bin/bash', '--noprofile', '--norc', '-i']
 
