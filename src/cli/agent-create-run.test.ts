@@ -2,13 +2,15 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 import {AppError} from '../api/app-error.js'
 import type {HubClient} from '../client/hub-client.js'
 import {createAgent} from './agent-create-run.js'
-import type {CommandContext} from './command-context.js'
+import {CommandContext} from './command-context.js'
 
 // A context whose settings files cannot be read (as a malformed file answers), and a client
 // that notes the Hub it was asked for and the body it sent.
 function context() {
   const seen: {hub?: string; body?: Record<string, unknown>; settingsRead: number} = {settingsRead: 0}
   const ctx = {
+    // The real rule of which Hub a command names itself.
+    namedHub: CommandContext.prototype.namedHub,
     settings: async () => {
       seen.settingsRead++
       throw new AppError('config_invalid', 'settings.yaml:3: cannot be parsed')

@@ -52,12 +52,12 @@ function secretFlags(values: string[] | undefined): Record<string, string> {
 
 export async function createAgent(ctx: CommandContext, args: AgentCreateArgs, flags: AgentCreateFlags): Promise<AgentCreateResult> {
   if (args.task !== undefined && flags.task !== undefined) throw new AppError('usage_error', 'give the task once: as the second argument or with --task')
-  // With the project and the Hub named by the command (--project; --hub or SVC_HUB_ENDPOINT,
-  // which the settings files cannot override), nothing in those files changes the request, so
-  // they are not read: their YAML parse and checks were the largest part of a create's CPU above
-  // Node's own start (~15 ms). A prompt or a usage line still reads them (command-context.ts).
+  // With the project and the Hub named by the command (--project; ctx.namedHub), nothing in the
+  // settings files changes the request, so they are not read: their YAML parse and checks were
+  // the largest part of a create's CPU above Node's own start (~15 ms). A prompt or a usage line
+  // still reads them (command-context.ts).
   const projectId = flags.project || projectOrDefault(undefined, await ctx.settings())
-  const api = agentsApi(await ctx.client(flags.hub || process.env.SVC_HUB_ENDPOINT || undefined))
+  const api = agentsApi(await ctx.client(ctx.namedHub(flags.hub)))
   for (const [key, value] of Object.entries(secretFlags(flags.secret))) await api.putSecret(projectId, key, value, 'user')
   // Attempts: `--harness a,b` is taken in turn (harnessConfigs); the answer lists every attempt.
   const harnesses = flags.attempts !== undefined && flags.harness?.includes(',') ? {harnessConfigs: flags.harness.split(',').map((h) => h.trim())} : {harnessConfig: flags.harness}

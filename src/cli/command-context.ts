@@ -38,6 +38,15 @@ export class CommandContext {
     }
   }
 
+  /**
+   * The Hub the command itself names (`--hub`, else SVC_HUB_ENDPOINT), which no settings file
+   * overrides; undefined when it comes from the files or the recorded Hub. A command that also
+   * names its project can then skip reading the settings files.
+   */
+  namedHub(flag?: string): string | undefined {
+    return flag || process.env.SVC_HUB_ENDPOINT || undefined
+  }
+
   async client(hubFlag?: string, opts: {anonymous?: boolean} = {}): Promise<HubClient> {
     const endpoint = await this.endpoint(hubFlag)
     const cred = credentialFor(endpoint)
