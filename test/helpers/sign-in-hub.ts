@@ -31,12 +31,28 @@ export async function startSignInHub(
   dialect: Dialect,
   opts: {env?: Record<string, string>; clock?: Clock; accounts?: Record<string, TestAccount>; oidc?: boolean} = {},
 ): Promise<SignInHub> {
-  const port = await freePort()
+  // The Hub's URL is part of its configuration, so its port is chosen before it listens; another
+  // process may take that port meanwhile (a loaded suite: EADDRINUSE), and then a new one is chosen.
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOn(dialect, opts, await freePort())
+    if (started) return started
+    if (attempt === 5) throw new Error('no free loopback port for the sign-in Hub after 5 tries')
+  }
+}
+
+async function startOn(dialect: Dialect, opts: {env?: Record<string, string>; clock?: Clock; accounts?: Record<string, TestAccount>; oidc?: boolean}, port: number): Promise<SignInHub | null> {
   const url = `http://127.0.0.1:${port}`
   const provider = await startOidcProvider({redirectUris: [`${url}/api/v1/auth/callback`], accounts: opts.accounts})
   const oidcEnv = opts.oidc === false ? {} : provider.hubEnv()
   const hub = await startTestHub(dialect, {env: {SVC_SERVER_HUB_PUBLICURL: url, ...oidcEnv, ...opts.env}, clock: opts.clock})
-  await hub.app.listen({host: '127.0.0.1', port})
+  try {
+    await hub.app.listen({host: '127.0.0.1', port})
+  } catch (err) {
+    await hub.dispose()
+    await provider.close()
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') return null
+    throw err
+  }
   const isHubPage = (u: URL) => u.origin === url && !u.pathname.startsWith('/api/')
   return {
     hub,
