@@ -1,22 +1,14 @@
 import {createHash} from 'node:crypto'
-import type {Repos} from '../../store/store.js'
 import type {EdgeFacts} from '../../store/repositories/delegation-edges.js'
-import type {PlannerAgentFacts} from '../../store/repositories/agents.js'
-import {classifyEdge, edgeFingerprint, parseCeiling} from './edge-class.js'
+import {classifyEdge, edgeFingerprint} from './edge-class.js'
 import {sortByAgentId} from './hop-order.js'
 import type {KeptHops} from './kept-hops.js'
-import {BACKFILL_SENTINEL, POLICY_V1, policyV1Ceiling} from './policy-v1.js'
+import {indexedWorld, type AgentFacts, type IndexedWorld, type World} from './plan-world.js'
+import {BACKFILL_SENTINEL, POLICY_V1} from './policy-v1.js'
+import {ceilingCache, within, type Ceilings} from './plan-ceilings.js'
 import {MAX_WALK_DEPTH, type ExclusionReason, type Hop, type Outcome} from './types.js'
 
-/** What the planner needs to know of one agent (deleted ones too: `parent_deleted`). */
-export type AgentFacts = PlannerAgentFacts
-
-export interface World {
-  agents: Map<string, AgentFacts>
-  /** Active edges by delegate agent ID (full EdgeRecords fit too; timestamps are never read). */
-  activeEdges: Map<string, EdgeFacts[]>
-  users: Map<string, {status: string}>
-}
+export {loadWorld, type AgentFacts, type World} from './plan-world.js'
 
 /** A planned hop; depth 0 = delegated by a user (top-down order for adoption). */
 export interface PlannedHop extends Hop {
@@ -29,41 +21,56 @@ export interface PlanScope {
   agentIds?: string[]
 }
 
-/**
- * Loads everything the planner reads in bulk: lean columns, no timestamps, the config's facts
- * from their columns. On SQLite agents and active edges are read as value arrays
- * (`listPlannerWorld`); elsewhere through the query builder.
- */
-export async function loadWorld(repos: Repos): Promise<World> {
-  const bulk = await repos.agents.listPlannerWorld()
-  const [facts, edges] = bulk ? [bulk.agents, bulk.edges] : await Promise.all([repos.agents.listPlannerAgents(), repos.delegationEdges.listActiveFacts()])
-  const users = await repos.users.statuses()
-  const agents = new Map<string, AgentFacts>()
-  for (const a of facts) agents.set(a.id, a)
-  const activeEdges = new Map<string, EdgeFacts[]>()
-  for (const e of edges) {
-    const list = activeEdges.get(e.delegateAgentId)
-    if (list) list.push(e)
-    else activeEdges.set(e.delegateAgentId, [e])
-  }
-  return {agents, activeEdges, users}
-}
-
 /** Whether a decided hop excludes its children, and the ceiling it bounds them with (rule 3). */
 const isExcluded = (h: PlannedHop) => h.outcome === 'excluded'
 const childCeiling = (h: PlannedHop): readonly string[] | null => (h.outcome === 'adopt' ? h.afterCeiling : h.beforeCeiling)
 
 /** One agent on the way up: its in-project edge (or why it has none) and the parent followed. */
 interface Step {
+  node: number
   agent: AgentFacts
   edge: EdgeFacts | ExclusionReason
   /** The agent the edge names as delegator, when it names an agent that exists. */
   delegatorAgent: AgentFacts | undefined
-  parent: AgentFacts | null
+  /** The parent's node; -1 for none. */
+  parent: number
+}
+
+/**
+ * The agents one plan walks, by number: the dense numbers of a world read from the store
+ * (plan-world.ts), or, for a world of maps, numbered as the plan meets them. A plan keeps its
+ * hops and its walk by these numbers, in arrays.
+ */
+interface Graph {
+  agent: AgentFacts[]
+  /** The number of the agent with this ID; -1 when there is none. */
+  node(id: string): number
+  edges(n: number): readonly EdgeFacts[] | undefined
+}
+
+function indexedGraph(x: IndexedWorld): Graph {
+  return {agent: x.agents as AgentFacts[], node: (id) => x.index.get(id) ?? -1, edges: (n) => x.edges[n]}
+}
+
+function mapGraph(world: World): Graph {
+  const agent: AgentFacts[] = []
+  const numbered = new Map<string, number>()
+  return {
+    agent,
+    node(id) {
+      let n = numbered.get(id)
+      if (n === undefined) {
+        const a = world.agents.get(id)
+        if (!a) return -1
+        numbered.set(id, (n = agent.push(a) - 1))
+      }
+      return n
+    },
+    edges: (n) => world.activeEdges.get(agent[n].id),
+  }
 }
 
 const TABLE_ROLES = new Set(Object.keys(POLICY_V1))
-const SA_PERMISSIONS = ['cloud_service_account.assign', 'cloud_service_account.use']
 
 /** The role rules in their order: `none` on either role, then an unknown one on either. */
 function roleRule(edgeRole: string, appliedRole: string | null): ExclusionReason | null {
@@ -72,9 +79,8 @@ function roleRule(edgeRole: string, appliedRole: string | null): ExclusionReason
   return null
 }
 
-/** The one in-project active edge of an agent, or the reason it has none. */
-function edgeOf(world: World, a: AgentFacts): EdgeFacts | ExclusionReason {
-  const all = world.activeEdges.get(a.id)
+/** The one in-project active edge of an agent (of `all`, its active edges), or the reason it has none. */
+function edgeOf(all: readonly EdgeFacts[] | undefined, a: AgentFacts): EdgeFacts | ExclusionReason {
   if (!all || all.length === 0) return 'missing_edge'
   if (all.length === 1) return all[0].projectId === a.projectId ? all[0] : 'scope_mismatch'
   const inProject = all.filter((e) => e.projectId === a.projectId)
@@ -83,11 +89,13 @@ function edgeOf(world: World, a: AgentFacts): EdgeFacts | ExclusionReason {
 }
 
 /** The step of an agent: the agent delegator is followed when present, not deleted, same project. */
-function stepOf(world: World, a: AgentFacts): Step {
-  const edge = edgeOf(world, a)
-  if (typeof edge === 'string' || edge.delegator.kind !== 'agent') return {agent: a, edge, delegatorAgent: undefined, parent: null}
-  const p = world.agents.get(edge.delegator.id)
-  return {agent: a, edge, delegatorAgent: p, parent: p && !p.deleted && p.projectId === a.projectId ? p : null}
+function stepOf(g: Graph, n: number): Step {
+  const a = g.agent[n]
+  const edge = edgeOf(g.edges(n), a)
+  if (typeof edge === 'string' || edge.delegator.kind !== 'agent') return {node: n, agent: a, edge, delegatorAgent: undefined, parent: -1}
+  const p = g.node(edge.delegator.id)
+  const pa = p >= 0 ? g.agent[p] : undefined
+  return {node: n, agent: a, edge, delegatorAgent: pa, parent: pa && !pa.deleted && pa.projectId === a.projectId ? p : -1}
 }
 
 /** Rules before the ancestor rule (scope, delegator type, root, parent); null when they pass. */
@@ -106,70 +114,6 @@ function pathRule(world: World, a: AgentFacts, e: EdgeFacts, p: AgentFacts | und
   if (u.status !== 'active') return 'root_inactive'
   return null
 }
-
-/**
- * Ceilings of one plan, interned: the few distinct ceilings a plan has are built once and
- * shared (frozen) by every hop that carries them. Each stored ceiling text is parsed once, each
- * V1 ceiling computed once per (edge role, applied role, rule 1, parent ceiling), and each
- * "above policy" verdict once per (ceiling, role, rule 1): a plan over 100k adopted edges sees a
- * handful of each.
- */
-function ceilingCache() {
-  const interned = new Map<string, readonly string[]>()
-  const parsed = new Map<string, readonly string[] | null>()
-  // Keyed by nested maps (no key string built per hop): parent ceiling → edge role → applied role → rule 1.
-  const v1 = new Map<readonly string[] | null, Map<string, Map<string, Pair<readonly string[] | null>>>>()
-  const above = new Map<readonly string[], Map<string, Pair<boolean>>>()
-  const intern = (c: readonly string[]): readonly string[] => {
-    const key = c.join(',')
-    let hit = interned.get(key)
-    if (!hit) interned.set(key, (hit = Object.freeze([...c])))
-    return hit
-  }
-  return {
-    /** `parseCeiling`, remembered per text; the array it gives is interned. */
-    parse(raw: string | null): string[] | null {
-      if (raw === null) return null
-      let hit = parsed.get(raw)
-      if (hit === undefined) {
-        const c = parseCeiling(raw)
-        parsed.set(raw, (hit = c && intern(c)))
-      }
-      return hit as string[] | null
-    },
-    policy(edgeRole: string, appliedRole: string, sa: boolean, parent: readonly string[] | null): readonly string[] | null {
-      const bySa = within(within(within(v1, parent, newMap), edgeRole, newMap), appliedRole, newPair)
-      const i = sa ? 1 : 0
-      if (bySa[i] === undefined) {
-        const c = policyV1Ceiling({edgeRole, appliedRole, assignModeServiceAccount: sa, parentCeiling: parent})
-        bySa[i] = c && intern(c)
-      }
-      return bySa[i]!
-    },
-    /** A recognized ceiling holds IDs beyond the V1 row of the edge's role (plus rule 1 when the config has it). */
-    abovePolicy(ceiling: readonly string[], edgeRole: string, sa: boolean): boolean {
-      const bySa = within(within(above, ceiling, newMap), edgeRole, newPair)
-      const i = sa ? 1 : 0
-      if (bySa[i] === undefined) {
-        const row = POLICY_V1[edgeRole] ?? []
-        bySa[i] = ceiling.some((p) => !row.includes(p) && !(sa && SA_PERMISSIONS.includes(p)))
-      }
-      return bySa[i]!
-    },
-  }
-}
-
-/** Results for rule 1 off and on, each computed on first use. */
-type Pair<T> = [T | undefined, T | undefined]
-const newPair = <T>(): Pair<T> => [undefined, undefined]
-const newMap = <K, V>() => new Map<K, V>()
-/** The value under `key`, made and stored on first use. */
-function within<K, V>(map: Map<K, V>, key: K, make: () => NoInfer<V>): V {
-  let v = map.get(key)
-  if (v === undefined) map.set(key, (v = make()))
-  return v
-}
-type Ceilings = ReturnType<typeof ceilingCache>
 
 /**
  * The ceilings one plan builds, kept for many plans: a start-up pass plans each hop's chain on
@@ -265,64 +209,87 @@ function decide(world: World, step: Step, parent: PlannedHop | null, ceilings: C
  * ceilings are shared, frozen arrays. No timestamp is ever read. `ceilings` may be kept from an
  * earlier plan (newPlanCache); `kept`, hops decided by earlier plans of a start-up pass
  * (kept-hops.ts): a plan stops at a kept hop as at one it decided, and keeps what it decides.
+ * A world read by `loadWorld` is walked through its indexed view (plan-world.ts) while its maps
+ * were never handed out and no hop is kept; the result is the same.
  */
 export function planAdoption(world: World, scope: PlanScope = {}, ceilings: PlanCache = ceilingCache(), kept?: KeptHops<PlannedHop>): PlannedHop[] {
-  const memo = new Map<string, PlannedHop>()
+  // Kept hops belong to a start-up pass, which changes the world's maps as it goes.
+  const indexed = kept ? null : indexedWorld(world)
+  const g = indexed ? indexedGraph(indexed) : mapGraph(world)
+  /** The decided hop of each agent, by number. */
+  const memo: Array<PlannedHop | undefined> = []
   const stack: Step[] = []
   // Where an agent sits on the current walk: a scan while the walk is short (almost always; a
   // Map per walk costs more than the walk), an index once it grows long.
-  let index: Map<string, number> | null = null
-  const onStack = (id: string): number => {
-    if (index) return index.get(id) ?? -1
-    for (let i = 0; i < stack.length; i++) if (stack[i].agent.id === id) return i
-    if (stack.length >= 16) index = new Map(stack.map((st, i) => [st.agent.id, i]))
+  let index: Map<number, number> | null = null
+  const onStack = (n: number): number => {
+    if (index) return index.get(n) ?? -1
+    for (let i = 0; i < stack.length; i++) if (stack[i].node === n) return i
+    if (stack.length >= 16) index = new Map(stack.map((st, i) => [st.node, i]))
     return -1
   }
-  const resolve = (start: AgentFacts): void => {
-    let cur: AgentFacts | null = start
-    while (cur && !memo.has(cur.id)) {
-      const k = kept?.hops.get(cur.id)
+  const resolve = (start: number): void => {
+    let cur = start
+    while (cur >= 0 && memo[cur] === undefined) {
+      const k = kept?.hops.get(g.agent[cur].id)
       if (k) {
-        memo.set(cur.id, k)
+        memo[cur] = k
         // A kept hop ends the walk, but the agent planned for also needs its parent's hop (the verdict reads both).
         if (cur !== start) break
-        cur = stepOf(world, cur).parent
+        cur = stepOf(g, cur).parent
         continue
       }
-      const at = onStack(cur.id)
+      const at = onStack(cur)
       if (at >= 0) {
         // The chain repeats: every member of the loop is a `cycle` hop; those below follow it.
-        for (const m of stack.slice(at)) memo.set(m.agent.id, excluded(m.agent, m.edge as EdgeFacts, 1, 'cycle'))
+        for (const m of stack.slice(at)) memo[m.node] = excluded(m.agent, m.edge as EdgeFacts, 1, 'cycle')
         stack.length = at
         break
       }
-      const step = stepOf(world, cur)
-      index?.set(cur.id, stack.length)
+      const step = stepOf(g, cur)
+      index?.set(cur, stack.length)
       stack.push(step)
       cur = step.parent
     }
+    // Each step's parent is the step above it, decided just before; the top one's is in `memo`.
+    const top = stack[stack.length - 1]
+    let above = top && top.parent >= 0 ? (memo[top.parent] ?? null) : null
     for (let i = stack.length - 1; i >= 0; i--) {
       const step = stack[i]
-      const h = decide(world, step, step.parent ? (memo.get(step.parent.id) ?? null) : null, ceilings)
-      memo.set(step.agent.id, h)
+      const h = decide(world, step, step.parent >= 0 ? above : null, ceilings)
+      above = h
+      memo[step.node] = h
       if (kept) {
         kept.hops.set(step.agent.id, h)
-        if (step.parent) within(kept.children, step.parent.id, () => [] as string[]).push(step.agent.id)
+        if (step.parent >= 0) within(kept.children, g.agent[step.parent].id, () => [] as string[]).push(step.agent.id)
       }
     }
     stack.length = 0
     index = null
   }
-  const inScope = (a: AgentFacts | undefined): a is AgentFacts => !!a && !a.deleted && (scope.projectId === undefined || a.projectId === scope.projectId)
+  const inScope = (a: AgentFacts): boolean => !a.deleted && (scope.projectId === undefined || a.projectId === scope.projectId)
   if (scope.agentIds) {
     for (const id of scope.agentIds) {
-      const a = world.agents.get(id)
-      if (inScope(a)) resolve(a)
+      const n = g.node(id)
+      if (n >= 0 && inScope(g.agent[n])) resolve(n)
     }
-  } else for (const a of world.agents.values()) if (inScope(a)) resolve(a)
-  // Top-down: by depth, then agent ID.
+  } else if (indexed) {
+    for (let n = 0; n < indexed.agents.length; n++) if (inScope(indexed.agents[n])) resolve(n)
+  } else for (const a of world.agents.values()) if (inScope(a)) resolve(g.node(a.id))
+  return topDown(memo, indexed?.inIdOrder === true)
+}
+
+/**
+ * The hops top-down: by depth, then agent ID. Numbered in ID order (a world read from SQLite),
+ * the hops are taken in order of number and only grouped by depth; else each depth is sorted.
+ */
+function topDown(memo: ReadonlyArray<PlannedHop | undefined>, inIdOrder: boolean): PlannedHop[] {
   const byDepth: PlannedHop[][] = []
-  for (const h of memo.values()) (byDepth[h.depth] ??= []).push(h)
+  for (let n = 0; n < memo.length; n++) {
+    const h = memo[n]
+    if (h) (byDepth[h.depth] ??= []).push(h)
+  }
+  if (inIdOrder) return byDepth.flat()
   const hops: PlannedHop[] = []
   for (const level of byDepth) if (level) for (const h of sortByAgentId(level)) hops.push(h)
   return hops
