@@ -14,7 +14,7 @@ import {projectUsage} from './agents/usage.js'
 import {createAgentFeed, type AgentFeed} from './events/agent-feed.js'
 import {createEventsService, type EventsService} from './events/events-service.js'
 import {createTeamsService, type TeamsService} from './teams/tree.js'
-import {createApprovalsService, type ApprovalsService} from './approvals/approvals-service.js'
+import {createApprovalsService, SETTLED_BY, type ApprovalsService} from './approvals/approvals-service.js'
 import {rulesOf} from './approvals/rules.js'
 import {agentView} from './agents/agent-state.js'
 import {createReviewService, type ReviewService} from './agents/review-service.js'
@@ -89,10 +89,8 @@ export function createServices(deps: Deps, opts: ServiceOptions): Services {
   const agentTokens = createAgentTokens(deps)
   const status = createStatusWriter(deps, {
     // A report that the harness went on settles the approvals the agent answered at its terminal,
-    // once per agent and written batch, before the reports are answered (approvals-service.ts).
-    afterWrite: async (agentId, activities) => {
-      for (const activity of activities) await approvals.settle(agentId, activity)
-    },
+    // before the reports are answered (approvals-service.ts).
+    settleApprovals: {activities: SETTLED_BY, settle: (agentId) => approvals.settle(agentId)},
   })
   const access = createAgentAccess(deps)
   let colocatedBrokerId: string | null = null

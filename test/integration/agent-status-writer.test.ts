@@ -94,34 +94,45 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     await w.close()
   })
 
-  it('afterWrite runs once per agent and batch, after the commit and before the answers, with the activities reported; its failure answers them with it', async () => {
-    const calls: Array<[string, string[], string | null]> = []
+  it('settleApprovals runs after the commit and before the answers, only for an agent that reported a settling activity and has a pending approval; its failure answers them with it', async () => {
+    const calls: Array<[string, string]> = []
     let fail = false
     const w = createStatusWriter(
       {store: hub.store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config},
       {
         intervalMs: 3_600_000,
         eager: false,
-        afterWrite: async (id, activities) => {
-          // What a read sees then: the batch is committed.
-          calls.push([id, [...activities], (await hub.store.agents.get(id))!.detail])
-          if (fail) throw new Error('settle failed')
+        settleApprovals: {
+          activities: new Set(['thinking', 'idle']),
+          settle: async (id) => {
+            // What a read sees then: the batch is committed.
+            calls.push([id, (await hub.store.agents.get(id))!.detail])
+            if (fail) throw new Error('settle failed')
+          },
         },
       },
     )
-    const answers = [w.report(agentId, {activity: 'thinking', detail: 'a'}), w.report(agentId, {activity: 'thinking', detail: 'b'}), w.report(agentId, {activity: 'idle', detail: 'c'}), w.report(agentId, {})]
+    // No approval pending: the batch's read finds none, nothing to settle.
+    await Promise.all([w.report(agentId, {activity: 'thinking', detail: 'a'}), w.flush()])
+    expect(calls).toEqual([])
+    const t = new Date().toISOString()
+    const pending = (id: string) => ({id, agentId, agentName: 'writer', projectId: 'default', tool: 'Bash', summary: 'ls', input: {}, state: 'pending' as const, createdAt: t, expiresAt: new Date(Date.now() + 600_000).toISOString(), decidedBy: null, decidedAt: null, reason: null})
+    await hub.store.approvals.insert(pending(`apr-${dialect}-1`), null)
+    // A batch with no settling activity (bare heartbeats, `executing`) leaves it pending.
+    await Promise.all([w.report(agentId, {}), w.report(agentId, {activity: 'executing', detail: 'b'}), w.flush()])
+    expect(calls).toEqual([])
+    // One call for the agent however many settling reports the batch holds.
+    const answers = [w.report(agentId, {activity: 'thinking', detail: 'c'}), w.report(agentId, {activity: 'idle', detail: 'd'}), w.report(agentId, {})]
     await w.flush()
     await Promise.all(answers)
-    expect(calls).toEqual([[agentId, ['thinking', 'idle'], 'c']])
-    // A batch of bare heartbeats has no activity to tell.
-    await Promise.all([w.report(agentId, {}), w.flush()])
-    expect(calls).toHaveLength(1)
+    expect(calls).toEqual([[agentId, 'd']])
+    await hub.store.approvals.insert(pending(`apr-${dialect}-2`), null)
     fail = true
-    const failing = w.report(agentId, {activity: 'executing', detail: 'd'})
+    const failing = w.report(agentId, {activity: 'thinking', detail: 'e'})
     await w.flush()
     await expect(failing).rejects.toThrow('settle failed')
     // Stored all the same, and not written again.
-    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'executing', detail: 'd'})
+    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'thinking', detail: 'e'})
     expect(w.pendingFor(agentId)).toBeUndefined()
     await w.close()
   })

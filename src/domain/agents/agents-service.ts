@@ -301,7 +301,7 @@ export function createAgentsService(deps: Deps, a: AgentServiceDeps) {
      * credential reports only on an agent that is live (`running`, or starting), checked in that
      * write: a session the broker does not hold cannot bring its agent back, nor show it busy
      * (409 `agent_not_running`). A report that the harness went on has also settled the
-     * approvals answered at its terminal by then (the writer's `afterWrite`, services.ts).
+     * approvals answered at its terminal by then (the writer's `settleApprovals`, services.ts).
      */
     async reportStatus(ctx: CallContext, ref: string, report: StatusReportInput): Promise<void> {
       if (report.phase !== undefined && !(PHASES as readonly string[]).includes(report.phase)) throw fieldError('phase', `must be one of ${PHASES.join(', ')}`)

@@ -60,13 +60,15 @@ export interface StatusWriterOptions {
    */
   lingerMs?: number
   /**
-   * Runs once per agent and written batch, after its commit and before its reports are answered,
-   * with the activities those reports carried (not for an agent refused in the write): the
-   * approvals the agent answered at its terminal are settled here (services.ts), one read per
-   * batch rather than per report. Its failure answers that agent's reports with its error; they
-   * stay stored.
+   * The approvals an agent answered at its terminal: a report in one of `activities` (the harness
+   * went on) settles those still pending (services.ts, approvals-service.ts). The batch's own
+   * transaction reads whether each such agent has a pending approval (one statement, on SQLite
+   * on the transaction's connection); after the commit, before that agent's reports are
+   * answered, `settle` runs for those that have one. Almost no batch has one, so the status path
+   * pays one indexed read per agent and batch, and no trip of its own to the database. A failed
+   * `settle` answers that agent's reports with its error; they stay stored.
    */
-  afterWrite?: (agentId: string, activities: ReadonlySet<string>) => Promise<void>
+  settleApprovals?: {activities: ReadonlySet<string>; settle: (agentId: string) => Promise<void>}
 }
 
 interface Waiter {
@@ -80,7 +82,7 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
   const intervalMs = options.intervalMs ?? 200
   const eager = options.eager ?? true
   const lingerMs = options.lingerMs ?? 0
-  const afterWrite = options.afterWrite
+  const settleApprovals = options.settleApprovals
   const pending = new Map<string, Step[]>()
   // Who waits for the reports in `pending`: answered when the batch that takes them commits.
   let waiting: Waiter[] = []
@@ -114,6 +116,9 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
     flushing = (async () => {
       // Agents not live when their batch was written: what the refusal says.
       const refused = new Map<string, {name: string; phase: string}>()
+      // Agents whose reports settle approvals, and of those, the ones that had one pending.
+      const settling = settleApprovals ? agentsReporting(waiters, settleApprovals.activities) : null
+      const toSettle: string[] = []
       try {
         const now = iso(deps.clock.now())
         // The store's status transaction: only these statements (store/status-transaction.ts).
@@ -124,6 +129,7 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
             // before this statement).
             const {refused: no} = await tx.agents.writeStatus(agentId, all, now, check.has(agentId) ? LIVE_PHASES : null)
             if (no) refused.set(agentId, no)
+            else if (settling?.has(agentId) && (await tx.agents.hasPendingApproval(agentId))) toSettle.push(agentId)
           }
         })
         epoch += 1
@@ -133,7 +139,7 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
           if (inflight.get(agentId) !== steps || refused.has(agentId)) continue
           committed.set(agentId, {patch: merged([committed.get(agentId)?.patch, ...steps])!, epoch, at})
         }
-        const failed = afterWrite ? await afterWrites(afterWrite, waiters, refused) : null
+        const failed = toSettle.length ? await settleAll(settleApprovals!.settle, toSettle) : null
         for (const w of waiters) {
           const no = refused.get(w.agentId)
           const err = failed?.get(w.agentId)
@@ -258,22 +264,21 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
 
 export type StatusWriter = ReturnType<typeof createStatusWriter>
 
-/** `afterWrite` for each agent of a written batch that was not refused: what failed, per agent. */
-async function afterWrites(afterWrite: NonNullable<StatusWriterOptions['afterWrite']>, waiters: readonly Waiter[], refused: ReadonlyMap<string, unknown>): Promise<Map<string, unknown>> {
-  const activities = new Map<string, Set<string>>()
-  for (const w of waiters) {
-    if (refused.has(w.agentId)) continue
-    let set = activities.get(w.agentId)
-    if (!set) activities.set(w.agentId, (set = new Set()))
-    if (w.activity != null) set.add(w.activity)
-  }
+/** The agents of `waiters` that reported one of `activities`. */
+function agentsReporting(waiters: readonly Waiter[], activities: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>()
+  for (const w of waiters) if (w.activity != null && activities.has(w.activity)) out.add(w.agentId)
+  return out
+}
+
+/** `settle` for each agent, one after the other: what failed, per agent. */
+async function settleAll(settle: (agentId: string) => Promise<void>, agentIds: readonly string[]): Promise<Map<string, unknown>> {
   const failed = new Map<string, unknown>()
-  for (const [agentId, set] of activities) {
-    if (set.size === 0) continue
+  for (const agentId of agentIds) {
     try {
-      await afterWrite(agentId, set)
+      await settle(agentId)
     } catch (err) {
-      failed.set(agentId, err ?? new Error('afterWrite failed'))
+      failed.set(agentId, err ?? new Error('settling approvals failed'))
     }
   }
   return failed

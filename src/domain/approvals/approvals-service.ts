@@ -27,8 +27,8 @@ const WAIT_DEFAULT_S = 600
 const WAIT_MAX_S = 24 * 3600
 /** One long-poll (`GET /approvals/:id?wait=`) holds at most this long; the hook asks again. */
 export const POLL_MAX_S = 30
-/** Reports of these activities mean the harness went on: its dialog was answered at the terminal. */
-const ANSWERED_BY = new Set(['thinking', 'idle', 'completed'])
+/** Reports of these activities mean the harness went on: its dialog was answered at the terminal (`settle`). */
+export const SETTLED_BY: ReadonlySet<string> = new Set(['thinking', 'idle', 'completed'])
 
 const fieldError = (path: string, message: string) => new AppError('validation_error', `${path} ${message}`, {fields: [{path, message}]})
 const oneLine = (s: string, max: number) => {
@@ -269,11 +269,11 @@ export function createApprovalsService(deps: Deps, o: ApprovalsOptions) {
     },
 
     /**
-     * A status report of the agent: a harness that went on (thinking, idle, completed) answered
-     * its dialog at the terminal, so what is still pending is `answered` and its hook stops.
+     * After a status report of the agent in one of SETTLED_BY (the status writer's
+     * `settleApprovals`): a harness that went on answered its dialog at the terminal, so what is
+     * still pending is `answered` and its hook stops.
      */
-    async settle(agentId: string, activity: string | undefined): Promise<void> {
-      if (!activity || !ANSWERED_BY.has(activity)) return
+    async settle(agentId: string): Promise<void> {
       const ids = await store.approvals.answerPending(agentId, now())
       if (ids.length) waits.wake(ids)
     },

@@ -1,5 +1,6 @@
 import type {Exec} from '../compiled-statement.js'
 import {eventChanged, snapshotOf, type EventColumns, type StatusStep} from './agents.js'
+import {PENDING_PROBE} from './approvals.js'
 
 /**
  * The status writer's write (domain/agents/status-writer.ts), against `Exec`, in the status
@@ -29,6 +30,10 @@ export const statusStatements = (x: Exec, onEvent: () => void) => ({
       cur = next
     }
     return {refused: null}
+  },
+  /** Whether the agent has a pending approval (the writer settles it after the commit). */
+  async hasPendingApproval(id: string): Promise<boolean> {
+    return (await x.all(PENDING_PROBE, [id])).length > 0
   },
 })
 

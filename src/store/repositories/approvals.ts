@@ -38,8 +38,8 @@ export interface ApprovalEventAgent {
 }
 
 // Whether an agent has a pending approval: a text written once (no query built and compiled per
-// read), run once per batch of status reports.
-const PENDING_PROBE = "select id from approvals where agent_id = ? and state = 'pending' limit 1"
+// read); the status writer's transaction runs it too (agent-status-write.ts).
+export const PENDING_PROBE = "select id from approvals where agent_id = ? and state = 'pending' limit 1"
 
 /**
  * Approvals. A pending one is inserted with its `approval_requested` row of the agent event log
@@ -134,9 +134,9 @@ export const approvalsRepo = (db: Kysely<Database>, onAgentEvent?: () => void) =
 
   /** The terminal answered: every pending approval of the agent becomes `answered`; returns their IDs. */
   async answerPending(agentId: string, at: string): Promise<string[]> {
-    // Every thinking/idle report of every agent lands here and almost none has a pending
-    // approval: a read first keeps the status path off SQLite's write lock (and PostgreSQL's
-    // row locks) in the common case. A request racing this read is settled by the next report.
+    // Called when the status writer's transaction saw a pending approval; read again first, as
+    // another report may have answered it since, which keeps this off SQLite's write lock (and
+    // PostgreSQL's row locks) then. A request racing this read is settled by the next report.
     const [any] = await kyselyExec(db).all(PENDING_PROBE, [agentId])
     if (!any) return []
     const rows = await db
