@@ -216,8 +216,10 @@ export function planAdoption(world: World, scope: PlanScope = {}, ceilings: Plan
   // Kept hops belong to a start-up pass, which changes the world's maps as it goes.
   const indexed = kept ? null : indexedWorld(world)
   const g = indexed ? indexedGraph(indexed) : mapGraph(world)
-  /** The decided hop of each agent, by number. */
-  const memo: Array<PlannedHop | undefined> = []
+  // The decided hop of each agent, by number. Made at its full length for a numbered world: an
+  // array written first far past its end (an agent's ancestors come first) turns into a
+  // dictionary, and every read of it into a hash lookup.
+  const memo = new Array<PlannedHop | undefined>(indexed ? indexed.agents.length : 0)
   const stack: Step[] = []
   // Where an agent sits on the current walk: a scan while the walk is short (almost always; a
   // Map per walk costs more than the walk), an index once it grows long.
