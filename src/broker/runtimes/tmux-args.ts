@@ -99,18 +99,25 @@ export const ENV_FD_LOADER = `exec 3< "$0" || exit 127; rm -f -- "$0" & exec env
  * own, and the Hub keep full priority. The kernel lets a process without CAP_SYS_ADMIN (a
  * sandboxed agent) set an autogroup's nice value once per 100 ms for the whole machine, so agents
  * started together retry for up to 3 s. Without autogroups, or if that fails, `nice` does it per
- * process. The sandbox's launcher runs other work between the halves (sandbox/launcher.ts); its
- * variables are `svc_`-named, so none of the agent's variables is changed for the harness.
+ * process. The sandbox's launcher runs other work between the halves (sandbox/launcher.ts).
+ *
+ * `apply` runs in a shell function that declares `locals` (its variables) `local`, and whose
+ * status says whether the autogroup took the value (`niced`); `exec` runs after it returned:
+ * the agent's environment is the shell's, so a variable of the agent's that happens to share a
+ * name with one of these reaches the harness as the agent set it.
  */
-export function niceScript(n: string): {apply: string; exec: string} {
+export function niceScript(n: string): {locals: string; apply: string; niced: string; exec: string} {
   return {
+    locals: 'svc_on svc_i svc_niced',
     apply: `svc_on=; { read svc_on < /proc/sys/kernel/sched_autogroup_enabled; } 2>/dev/null; svc_i=0; svc_niced=; while [ "$svc_on" = 1 ] && [ $svc_i -lt 30 ]; do if { echo ${n} > /proc/self/autogroup; } 2>/dev/null; then svc_niced=1; break; fi; svc_i=$((svc_i + 1)); sleep 0.1; done`,
-    exec: `[ -n "$svc_niced" ] && exec "$@"; exec nice -n ${n} "$@"`,
+    niced: '[ -n "$svc_niced" ]',
+    exec: `exec nice -n ${n} "$@"`,
   }
 }
 
+const nice0 = niceScript('"$0"')
 /** sh script run as `sh -c NICE_LOADER <nice> <command...>`: niceScript's two halves. */
-export const NICE_LOADER = `${niceScript('"$0"').apply}; ${niceScript('"$0"').exec}`
+export const NICE_LOADER = `svc_nice() { local ${nice0.locals}; ${nice0.apply}; ${nice0.niced}; }; svc_nice && exec "$@"; ${nice0.exec}`
 
 /** The command behind NICE_LOADER, or as it is when `nice` is 0. */
 export function niceCommand(command: string[], nice: number): string[] {

@@ -4,7 +4,7 @@ import {createServer, type Server} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
-import {ENV_FD_LOADER} from '../runtimes/tmux-args.js'
+import {ENV_FD_LOADER, NICE_LOADER} from '../runtimes/tmux-args.js'
 import {egressPlan, forwarderScript, type EgressPlan} from './egress-plan.js'
 import {launcherScript} from './launcher.js'
 
@@ -19,12 +19,12 @@ const dests = [
 ]
 
 /** Runs the launcher in bwrap (the env file on fd 3, as ENV_FD_LOADER leaves it) with `harness` as its command. */
-function launch(plan: EgressPlan | undefined, harness: string, socat = '/usr/bin/socat', overlap = false, timeoutS?: number): Promise<{code: number | null; stdout: string; stderr: string}> {
+function launch(plan: EgressPlan | undefined, harness: string, socat = '/usr/bin/socat', overlap = false, timeoutS?: number, more = {env: '', nice: 0}): Promise<{code: number | null; stdout: string; stderr: string}> {
   const file = join(root, `env-${Math.random()}`)
-  writeFileSync(join(file), `SVC_AUTH_TOKEN='svc_agt_from-the-file'\nPATH='/usr/bin:/bin'\n`, {mode: 0o600})
+  writeFileSync(join(file), `SVC_AUTH_TOKEN='svc_agt_from-the-file'\nPATH='/usr/bin:/bin'\n${more.env}`, {mode: 0o600})
   const fd = openSync(file, 'r')
   rmSync(file)
-  const script = launcherScript({forwarders: plan && forwarderScript(plan, socat, overlap, timeoutS), nice: 0})
+  const script = launcherScript({forwarders: plan && forwarderScript(plan, socat, overlap, timeoutS), nice: more.nice})
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '--', '/bin/sh', '-c', script, 'svc-sandbox', '/bin/sh', '-c', harness]
   const child = spawn('bwrap', args, {stdio: ['ignore', 'pipe', 'pipe', fd], env: {PATH: process.env.PATH}})
   closeSync(fd)
@@ -62,7 +62,8 @@ describe("the sandbox's launcher", () => {
     const r = await launch(plan, 'echo harness-ran')
     expect(r.code).toBe(70)
     expect(r.stdout).toBe('')
-    expect(r.stderr).toMatch(/^\r\nsvc: a network forwarder of the sandbox \(socat\) failed: .* E bind\(.*127\.0\.0\.1:9810.*Address already in use\r\n$/)
+    // With reuseaddr both binds may pass and the second listen() fail: socat says which.
+    expect(r.stderr).toMatch(/^\r\nsvc: a network forwarder of the sandbox \(socat\) failed: .* E (bind\(.*127\.0\.0\.1:9810|listen\().*Address already in use\r\n$/)
   })
 
   it('a socat that cannot run ends the start with the reason', async () => {
@@ -102,7 +103,7 @@ describe("the sandbox's launcher", () => {
     const r = await launch(plan, 'sleep 3; echo harness-finished', '/usr/bin/socat', true)
     expect(r.stdout).toBe('')
     expect(r.code).not.toBe(0)
-    expect(r.stderr).toMatch(/^\r\nsvc: a network forwarder of the sandbox \(socat\) failed: .* E bind\(.*Address already in use\r\n$/)
+    expect(r.stderr).toMatch(/^\r\nsvc: a network forwarder of the sandbox \(socat\) failed: .* E (bind|listen)\(.*Address already in use\r\n$/)
   })
 
   it("forwarders go on forwarding once nobody reads their logs (socat ignores SIGPIPE): 30 connections, 30 answers", async () => {
@@ -118,6 +119,37 @@ describe("the sandbox's launcher", () => {
       server.close()
     }
   }, 60_000)
+})
+
+/** Variables an agent may well have, named as the launcher's own; each harness must see them as set. */
+const SHARED_NAMES = ['svc_fw', 'svc_on', 'svc_i', 'svc_niced', 'svc_n', 'svc_l']
+const sharedEnv = SHARED_NAMES.map((k) => `${k}='agent value of ${k}'\n`).join('')
+const printShared = SHARED_NAMES.map((k) => `echo "${k}=$${k}"`).join('; ')
+const sharedSeen = SHARED_NAMES.map((k) => `${k}=agent value of ${k}\n`).join('')
+
+describe("the agent's variables that share the launcher's names", () => {
+  it('reach the harness as the agent set them, after the forwarders and the priority (waiting or overlapping)', async () => {
+    const plan = egressPlan(dests.slice(0, 1), '/nonexistent')
+    for (const overlap of [false, true]) {
+      const r = await launch(plan, printShared, '/usr/bin/socat', overlap, undefined, {env: sharedEnv, nice: 5})
+      expect(r.stderr).toBe('')
+      expect(r.stdout).toBe(sharedSeen)
+      expect(r.code).toBe(0)
+    }
+  })
+
+  it('through NICE_LOADER (a session without the sandbox) too, and the priority is lowered', async () => {
+    const env: Record<string, string> = {PATH: process.env.PATH ?? '/usr/bin:/bin'}
+    for (const k of SHARED_NAMES) env[k] = `agent value of ${k}`
+    const child = spawn('/bin/sh', ['-c', NICE_LOADER, '7', 'sh', '-c', `${printShared}; echo "nice=$(cut -d' ' -f19 /proc/$$/stat)"`], {env})
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    const code = await new Promise((r) => child.on('close', r))
+    expect(code).toBe(0)
+    expect(out.startsWith(sharedSeen)).toBe(true)
+    // Either the autogroup took it (the process's own nice stays 0) or nice(1) did.
+    expect(out.slice(sharedSeen.length)).toMatch(/^nice=(0|7)\n$/)
+  })
 })
 
 describe('ENV_FD_LOADER (the pane, before bwrap)', () => {

@@ -22,14 +22,22 @@ export interface LauncherParts {
   nice: number
 }
 
-/** The script, run as `sh -c <script> svc-sandbox <harness argv...>`. */
+/**
+ * The script, run as `sh -c <script> svc-sandbox <harness argv...>`. Its own steps run in a
+ * function whose variables are `local` (dash, bash and busybox sh have `local`), and the harness
+ * is exec'd after it returned: the agent's variables are the shell's, and one that shares a name
+ * with the launcher's (`svc_fw`, `svc_on`, ...) reaches the harness unchanged.
+ */
 export function launcherScript(p: LauncherParts): string {
-  const lines = [ENV_FROM_FD]
-  if (p.forwarders?.start) lines.push(p.forwarders.start)
-  // While the forwarders load: the priority (its 100 ms retries, when agents start together, overlap them too).
   const nice = p.nice > 0 ? niceScript(String(p.nice)) : undefined
-  if (nice) lines.push(nice.apply)
-  if (p.forwarders?.wait) lines.push(p.forwarders.wait)
-  lines.push(nice ? nice.exec : 'exec "$@"')
-  return lines.join('\n')
+  const steps: string[] = []
+  if (p.forwarders?.start) steps.push(p.forwarders.start)
+  // While the forwarders load: the priority (its 100 ms retries, when agents start together, overlap them too).
+  if (nice) steps.push(nice.apply)
+  if (p.forwarders?.wait) steps.push(p.forwarders.wait)
+  if (steps.length === 0) return `${ENV_FROM_FD}\nexec "$@"`
+  const locals = [p.forwarders?.wait ? 'svc_fw' : '', nice ? nice.locals : ''].filter(Boolean).join(' ')
+  // The function's status: whether the autogroup took the nice value.
+  const fn = ['svc_launch() {', ...(locals ? [`local ${locals}`] : []), ...steps, nice ? nice.niced : ':', '}']
+  return [ENV_FROM_FD, ...fn, nice ? `svc_launch && exec "$@"; ${nice.exec}` : 'svc_launch; exec "$@"'].join('\n')
 }
