@@ -90,6 +90,16 @@ describe('readPlannerWorld (SQLite)', () => {
     expect(reads).toEqual(['packed', 'packed', 'rows', 'rows'])
   })
 
+  it('reads row by row when the packed read fails (a world too large for one text)', async () => {
+    fill()
+    const tooBig = async (...rs: ArrayRead[]) => {
+      if (rs.some((r) => r.text.includes('group_concat'))) throw new Sqlite.SqliteError('string or blob too big', 'SQLITE_TOOBIG')
+      return arrays(...rs)
+    }
+    expect(await readPlannerWorld(tooBig)).toEqual(expected())
+    expect(reads).toEqual(['rows', 'rows'])
+  })
+
   it('an empty world', async () => {
     expect(await readPlannerWorld(arrays)).toEqual({agents: [], edges: []})
     expect(reads).toEqual(['packed', 'packed'])
