@@ -1,7 +1,7 @@
 import {spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec} from '../runtime.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {runCommand} from './run-command.js'
@@ -76,5 +76,26 @@ describe("svc's tmux server between agents", () => {
     expect(await rt.isRunning(h)).toBe(true)
     await rt.stop(h)
     expect(() => rt.prepareStart('x; kill-server')).not.toThrow()
+  })
+
+  it('an answer start() never took (a start that failed before it) is dropped once too old to serve', async () => {
+    const asked = Reflect.get(rt, 'asked') as Map<string, unknown>
+    const failed = spec()
+    rt.prepareStart(failed.agentId)
+    expect(asked.size).toBe(1)
+    const later = Date.now() + 61_000
+    const now = vi.spyOn(Date, 'now').mockReturnValue(later)
+    try {
+      const next = spec()
+      rt.prepareStart(next.agentId)
+      // Only the new answer is kept; start() takes it.
+      expect(asked.size).toBe(1)
+      now.mockRestore()
+      const h = await rt.start(next)
+      expect(asked.size).toBe(0)
+      await rt.stop(h)
+    } finally {
+      now.mockRestore()
+    }
   })
 })

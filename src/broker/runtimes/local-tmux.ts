@@ -65,6 +65,8 @@ export interface LocalTmuxOptions {
 }
 
 const REF = /^svc-[A-Za-z0-9][A-Za-z0-9_-]*$/
+/** How long prepareStart's answer serves start() (the workspace is made meanwhile). */
+const ASKED_FOR_MS = 60_000
 const SERVER_GONE = /server exited unexpectedly|lost server|server exited/i
 
 export class LocalTmuxRuntime implements Runtime {
@@ -115,9 +117,12 @@ export class LocalTmuxRuntime implements Runtime {
     } catch {
       return // start() refuses it
     }
+    const now = Date.now()
+    // Answers start() never took (a start that failed before it): dropped once too old to be used.
+    for (const [s, a] of this.asked) if (now - a.at >= ASKED_FOR_MS) this.asked.delete(s)
     const answer = this.existing(session)
     answer.catch(() => {})
-    this.asked.set(session, {at: Date.now(), answer})
+    this.asked.set(session, {at: now, answer})
   }
 
   private async existing(session: string): Promise<{exists: boolean}> {
@@ -134,7 +139,7 @@ export class LocalTmuxRuntime implements Runtime {
     const handle: RuntimeHandle = {runtime: 'local', ref: session, sandbox}
     const asked = this.asked.get(session)
     this.asked.delete(session)
-    const {exists} = await (asked && Date.now() - asked.at < 60_000 ? asked.answer : this.existing(session))
+    const {exists} = await (asked && Date.now() - asked.at < ASKED_FOR_MS ? asked.answer : this.existing(session))
     if (exists) throw new Error(`agent ${spec.agentId} already has a tmux session (${session}); stop it first`)
     // Private: the env files hold the agent's token until its shell has read them.
     await mkdir(this.opts.stateDir, {recursive: true, mode: 0o700})
