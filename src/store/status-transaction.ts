@@ -5,7 +5,7 @@ import {connectionTransaction} from './connection-transaction.js'
 import {statusStatements} from './repositories/agent-status-write.js'
 import type {Database} from './schema.js'
 
-/** What a batch of status reports writes: the agents' rows and their events. */
+/** What a batch of status reports writes (the agents' rows and their events), and the one read it makes besides: pending approvals. */
 export interface StatusTx {
   agents: ReturnType<typeof statusStatements>
 }

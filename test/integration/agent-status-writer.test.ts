@@ -137,6 +137,32 @@ describeEachDialect('agents: status reports stay visible across their flush', (d
     await w.close()
   })
 
+  it('settleApprovals: a settling report whose round failed settles when its steps are written again (its caller already answered)', async () => {
+    const settled: string[] = []
+    let down = true
+    const store = Object.create(hub.store)
+    store.statusTransaction = async (fn: any) => {
+      if (down) throw new Error('database down')
+      return hub.store.statusTransaction(fn)
+    }
+    const w = createStatusWriter(
+      {store, clock: systemClock, logger: pino({level: 'silent'}), config: hub.config},
+      {intervalMs: 3_600_000, eager: false, settleApprovals: {activities: new Set(['idle']), settle: async (id) => void settled.push(id)}},
+    )
+    const t = new Date().toISOString()
+    await hub.store.approvals.insert({id: `apr-${dialect}-retry`, agentId, agentName: 'writer', projectId: 'default', tool: 'Bash', summary: 'ls', input: {}, state: 'pending', createdAt: t, expiresAt: new Date(Date.now() + 600_000).toISOString(), decidedBy: null, decidedAt: null, reason: null}, null)
+    const first = w.report(agentId, {activity: 'idle', detail: 'retried'})
+    await w.flush()
+    await expect(first).rejects.toThrow('database down')
+    expect(settled).toEqual([])
+    down = false
+    // The next round has no caller waiting: the kept step is written and settles all the same.
+    await w.flush()
+    expect(await hub.store.agents.get(agentId)).toMatchObject({activity: 'idle', detail: 'retried'})
+    expect(settled).toEqual([agentId])
+    await w.close()
+  })
+
   it('a liveOnly report is written only on a live agent: refused in the write (409), never overlaid, still checked after a failed round', async () => {
     const other = (await hub.request('POST', '/api/v1/agents', {body: {projectId: 'default', name: 'writer-stopped', harnessConfig: 'shell'}})).body.agent.id as string
     expect((await hub.request('POST', `/api/v1/agents/${other}/stop`)).body.agent.phase).toBe('stopped')

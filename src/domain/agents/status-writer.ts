@@ -65,8 +65,10 @@ export interface StatusWriterOptions {
    * transaction reads whether each such agent has a pending approval (one statement, on SQLite
    * on the transaction's connection); after the commit, before that agent's reports are
    * answered, `settle` runs for those that have one. Almost no batch has one, so the status path
-   * pays one indexed read per agent and batch, and no trip of its own to the database. A failed
-   * `settle` answers that agent's reports with its error; they stay stored.
+   * pays one indexed read per agent and batch, and no trip of its own to the database. Decided by
+   * the steps written, so a batch written again after a failed round settles too. A failed
+   * `settle` answers that agent's reports with its error; they stay stored. The read is part of
+   * the batch's transaction: if it fails, the round fails and is tried again, as for any write.
    */
   settleApprovals?: {activities: ReadonlySet<string>; settle: (agentId: string) => Promise<void>}
 }
@@ -116,8 +118,9 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
     flushing = (async () => {
       // Agents not live when their batch was written: what the refusal says.
       const refused = new Map<string, {name: string; phase: string}>()
-      // Agents whose reports settle approvals, and of those, the ones that had one pending.
-      const settling = settleApprovals ? agentsReporting(waiters, settleApprovals.activities) : null
+      // Agents whose written steps settle approvals (a retried batch's too, whose callers were
+      // already answered), and of those, the ones that had one pending.
+      const settling = settleApprovals ? agentsReporting(batch, settleApprovals.activities) : null
       const toSettle: string[] = []
       try {
         const now = iso(deps.clock.now())
@@ -264,10 +267,10 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
 
 export type StatusWriter = ReturnType<typeof createStatusWriter>
 
-/** The agents of `waiters` that reported one of `activities`. */
-function agentsReporting(waiters: readonly Waiter[], activities: ReadonlySet<string>): Set<string> {
+/** The agents of a batch with a step in one of `activities`. */
+function agentsReporting(batch: ReadonlyArray<readonly [string, readonly Step[]]>, activities: ReadonlySet<string>): Set<string> {
   const out = new Set<string>()
-  for (const w of waiters) if (w.activity != null && activities.has(w.activity)) out.add(w.agentId)
+  for (const [agentId, steps] of batch) if (steps.some((s) => s.activity != null && activities.has(s.activity))) out.add(agentId)
   return out
 }
 
