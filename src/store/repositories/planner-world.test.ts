@@ -100,6 +100,16 @@ describe('readPlannerWorld (SQLite)', () => {
     expect(reads).toEqual(['rows', 'rows'])
   })
 
+  it('any other failure of the packed read is the error of the read, not a silent second read', async () => {
+    fill()
+    const ioError = async (...rs: ArrayRead[]) => {
+      if (rs.some((r) => r.text.includes('group_concat'))) throw new Sqlite.SqliteError('disk I/O error', 'SQLITE_IOERR')
+      return arrays(...rs)
+    }
+    await expect(readPlannerWorld(ioError)).rejects.toMatchObject({code: 'SQLITE_IOERR'})
+    expect(reads).toEqual([])
+  })
+
   it('an empty world', async () => {
     expect(await readPlannerWorld(arrays)).toEqual({agents: [], edges: []})
     expect(reads).toEqual(['packed', 'packed'])

@@ -253,6 +253,12 @@ function newRead(ceilings: readonly string[]) {
   }
 }
 
+/** Whether the packed read failed for a reason the row-by-row read does not have. */
+function packedReadUnfit(err: unknown): boolean {
+  const e = err as {code?: unknown; message?: unknown}
+  return e?.code === 'SQLITE_TOOBIG' || err instanceof RangeError || (typeof e?.message === 'string' && e.message.includes('no such function: concat_ws'))
+}
+
 export async function readPlannerWorld(arrays: NonNullable<ArrayReader>): Promise<{agents: PlannerAgentFacts[]; edges: EdgeFacts[]}> {
   const ceilings = knownCeilings
   const params = Array.from({length: CEILING_PLACES}, (_, i) => ceilings[i] ?? null)
@@ -264,9 +270,11 @@ export async function readPlannerWorld(arrays: NonNullable<ArrayReader>): Promis
     // Read together: agents and edges of one state of the database, as a joined query gives.
     await arrays({text: PACKED_AGENT_READ, onRow: (r) => (agents = r)}, {text: PACKED_EDGE_READ, params, onRow: (r) => (edges = r)})
     whole = unpack(agents, read.packedAgent) && unpack(edges, read.packedEdge)
-  } catch {
-    // A world too large for one text (SQLite's length limit, 1e9 bytes; V8's, ~0.5 GB: millions
-    // of agents), or an SQLite without concat_ws: the rows below read it (or fail with its error).
+  } catch (err) {
+    // Only a text too long (better-sqlite3 caps SQLite's at the longest string V8 makes, ~537M
+    // characters: millions of agents) or an SQLite without concat_ws is read row by row below;
+    // any other failure (I/O, memory, a bug here) is the read's error.
+    if (!packedReadUnfit(err)) throw err
   }
   if (!whole) {
     // A value holding the separator (or a NULL where none is expected): read again row by row.
