@@ -70,6 +70,35 @@ describe('the indexed view of a loaded world', () => {
     expect([...seen].sort()).toEqual(expect.arrayContaining(['adopt', 'recorded', 'cycle', 'too_deep', 'parent_missing', 'parent_deleted', 'root_inactive', 'root_missing', 'scope_mismatch', 'duplicate_active_edges', 'missing_edge', 'ancestor_excluded', 'unsupported_delegator_type', 'delegator_ancestry_mismatch', 'role_none', 'unknown_role', 'unreadable_agent_config']))
   })
 
+  // Fingerprints of these worlds as the planner before the numbered world (a467f53) planned them
+  // through its maps: a change both paths shared would pass the test above, not this one.
+  const BEFORE_NUMBERING: Record<string, string> = {
+    '1 whole': 'bdcb8cb0dbd84aadc1d5222ea8b1f11601bc5fa9d57080d1953a82c9667091ff',
+    '1 project q': '7582f3238c44614b2ff88ae888f1929aed5c4ddea7efb6b50100a4799db5b59b',
+    '1 agents': '7ab61b39d27c2e23d3df472a707867b644b8c7c3b3646645dde6b9fc3fb85694',
+    '2 whole': '2953eedc0e01990a4c5e0d13b908637b891aa52a7b65d8c6e631e6ee3cf0d81c',
+    '2 project q': '59507800bb870730d25918d387c2e688406e0e1406dabd54a53df5c9d94a068c',
+    '2 agents': 'd5fb45a30ab388d79a5444650f5a5ff6359d2709c44de6c6a2f56ddd858bf146',
+    '3 whole': 'f5235b85ccac45a22c174629c2a347de49d65b15f8713ed9225049d3bbf5e0fc',
+    '3 project q': 'eff8059deaab52d59818c1a39cb3b8ae4df5826e2fe4eaba7c829ae5685db582',
+    '3 agents': '0f346b8d9ba8a01d684c1a032966b3ef7d838bb7129e1ce990f29d5a4df84682',
+    '4 whole': '914ee4ed5c28144437083748a148e50256146c38c758674bdcfaf1ac52977b72',
+    '4 project q': 'c50b1abef92042c0e239342d44411171e63a55cc3af60427b00f7db9e1bebba2',
+    '4 agents': 'e119b9895131075ce55ee266c91e22bbd2fe00eb8e9b22d4b46a0349ca1a00b1',
+  }
+
+  it('plans these worlds as the planner before the numbered world did (its fingerprints), by maps and by index', () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const g = generated(seed, 600)
+      const some = g.agents.filter((_, i) => i % 7 === 0).map((a) => a.id)
+      const scopes: Array<[string, object]> = [['whole', {}], ['project q', {projectId: 'q'}], ['agents', {agentIds: [...some, 'missing']}]]
+      for (const [name, scope] of scopes) {
+        expect(planFingerprint('adopt', planAdoption(g.maps(), scope)), `${seed} ${name}, maps`).toBe(BEFORE_NUMBERING[`${seed} ${name}`])
+        expect(planFingerprint('adopt', planAdoption(worldOf(g.users, g.agents, g.edges), scope)), `${seed} ${name}, indexed`).toBe(BEFORE_NUMBERING[`${seed} ${name}`])
+      }
+    }
+  })
+
   it('gives its maps on first use, and from then on plans through them (a caller may change them)', () => {
     const g = generated(9, 200)
     const loaded = worldOf(g.users, g.agents, g.edges)
