@@ -19,9 +19,20 @@ describeEachDialect('the local sandbox through agent create', (dialect) => {
   let checkout: string
   let projectId: string
   const SECRET = 'only-the-hub-has-this-3c9d'
+  const SETTINGS = `schema_version: "1"
+harness_configs:
+  named-like-the-launcher:
+    harness: shell
+    env:
+      svc_fw: agent-fw
+      svc_on: agent-on
+      svc_i: agent-i
+      svc_niced: agent-niced
+`
 
   beforeAll(async () => {
-    hub = await startLiveHub(dialect, {env: {HUB_ONLY_VARIABLE: SECRET}})
+    // A harness config whose variables share the sandbox launcher's own shell variables' names.
+    hub = await startLiveHub(dialect, {env: {HUB_ONLY_VARIABLE: SECRET}, files: {'.svc/settings.yaml': SETTINGS}})
     checkout = mkdtempSync(join(tmpdir(), 'svc-sbx-checkout-'))
     git(checkout, 'init', '-q', '-b', 'main')
     writeFileSync(join(checkout, 'README.md'), '# sandboxed\n')
@@ -60,4 +71,11 @@ describeEachDialect('the local sandbox through agent create', (dialect) => {
     expect(all).not.toContain(SECRET)
     expect(all).not.toContain('not for me')
   }, 120_000)
+
+  it("its variables that share names with the sandbox launcher's own (forwarders, nice) reach it as its config set them", async () => {
+    const a = (await hub.request('POST', '/api/v1/agents', {body: {name: 'namesake', projectId, harnessConfig: 'named-like-the-launcher'}})).body.agent
+    expect(a).toMatchObject({phase: 'running', sandbox: 'bubblewrap'})
+    await waitFor(async () => (await hub.request('POST', `/api/v1/agents/${a.id}/keys`, {body: {keys: 'true\r'}})).status === 200, 20_000, 'the terminal')
+    expect(await typed(a.id, 'echo "launcher-vars=[$svc_fw|$svc_on|$svc_i|$svc_niced]"', 'launcher-vars')).toBe('[agent-fw|agent-on|agent-i|agent-niced]')
+  })
 })
