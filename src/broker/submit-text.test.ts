@@ -1,10 +1,10 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type RuntimeHandle} from './runtime.js'
 import {LocalTmuxRuntime} from './runtimes/local-tmux.js'
-import {privateTmux, type PrivateTmux} from '../../test/helpers/private-tmux.js'
+import {usePrivateTmux} from '../../test/helpers/private-tmux.js'
 import {submitText, SUBMIT_TIMING} from './submit-text.js'
 
 const TUI = fileURLToPath(new URL('../../test/fixtures/paste-tui.cjs', import.meta.url))
@@ -12,18 +12,12 @@ const TUI = fileURLToPath(new URL('../../test/fixtures/paste-tui.cjs', import.me
 // Real tmux on a private server, running a program with Gemini CLI's paste rule (an Enter read
 // within 40 ms of a paste is a newline) that is busy when the message arrives.
 describe('submitText on a real tmux pane', () => {
-  let priv: PrivateTmux
   let dir: string
   let env: NodeJS.ProcessEnv
   let rt: LocalTmuxRuntime
   let n = 0
 
-  beforeAll(async () => {
-    priv = await privateTmux('svc-submit-', {pollMs: 50})
-    ;({dir, env, rt} = priv)
-  })
-
-  afterAll(() => priv?.dispose())
+  usePrivateTmux('svc-submit-', {pollMs: 50}, (t) => void ({dir, env, rt} = t))
 
   /** Starts the program busy for `busyMs` once "ready>" shows, each draw taking `drawMs`; resolves its handle and its output file. */
   async function busyTui(busyMs: number, mode = '', drawMs = 0): Promise<{h: RuntimeHandle; out: string}> {

@@ -1,6 +1,7 @@
 import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {afterAll, beforeAll} from 'vitest'
 import {LocalTmuxRuntime, type LocalTmuxOptions} from '../../src/broker/runtimes/local-tmux.js'
 import {runCommand} from '../../src/broker/runtimes/run-command.js'
 
@@ -31,4 +32,17 @@ export async function privateTmux(prefix: string, opts: Partial<LocalTmuxOptions
       await rm(dir, {recursive: true, force: true})
     },
   }
+}
+
+/**
+ * privateTmux for the tests of a file (or a describe): made before them, handed to `use` (which
+ * takes its fields, and may check what the tests need), disposed of after them.
+ */
+export function usePrivateTmux(prefix: string, opts: Partial<LocalTmuxOptions>, use: (t: PrivateTmux) => void | Promise<void>): void {
+  let priv: PrivateTmux | undefined
+  beforeAll(async () => {
+    priv = await privateTmux(prefix, opts)
+    await use(priv)
+  })
+  afterAll(() => priv?.dispose())
 }

@@ -1,27 +1,21 @@
 import {spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec} from '../runtime.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {runCommand} from './run-command.js'
 import {keepServerArgs} from './tmux-args.js'
-import {privateTmux, type PrivateTmux} from '../../../test/helpers/private-tmux.js'
+import {usePrivateTmux} from '../../../test/helpers/private-tmux.js'
 
 // svc's tmux server between agents (keepServerArgs) and the early session check (prepareStart),
 // on real tmux under this file's own TMUX_TMPDIR.
-let priv: PrivateTmux
 let dir: string
 let env: NodeJS.ProcessEnv
 let rt: LocalTmuxRuntime
 let n = 0
 
-beforeAll(async () => {
-  priv = await privateTmux('svc-tmux-kept-', {socketName: 'svc-early'})
-  ;({dir, env, rt} = priv)
-})
-
-afterAll(() => priv?.dispose())
+usePrivateTmux('svc-tmux-kept-', {socketName: 'svc-early'}, (t) => void ({dir, env, rt} = t))
 
 function spec(over: Partial<AgentSpec> = {}): AgentSpec {
   n += 1

@@ -1,28 +1,24 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {DEFAULT_RESOURCES, type AgentSpec, type RuntimeHandle, type TerminalStream} from '../runtime.js'
 import {LocalTmuxRuntime} from './local-tmux.js'
 import {runCommand} from './run-command.js'
-import {privateTmux, type PrivateTmux} from '../../../test/helpers/private-tmux.js'
+import {usePrivateTmux} from '../../../test/helpers/private-tmux.js'
 import {defaultServerMayRun, tmuxServerMayRun} from './tmux-default-socket.js'
 
 // Real tmux on a private server: TMUX_TMPDIR points at this file's own directory, so a user's
 // tmux is never touched and test files run in parallel.
-let priv: PrivateTmux
 let dir: string
 let env: NodeJS.ProcessEnv
 let rt: LocalTmuxRuntime
 let n = 0
 
-beforeAll(async () => {
-  priv = await privateTmux('svc-tmux-', {pollMs: 50})
-  ;({dir, env, rt} = priv)
+usePrivateTmux('svc-tmux-', {pollMs: 50}, async (t) => {
+  ;({dir, env, rt} = t)
   if (!(await rt.available())) throw new Error('these tests need tmux on PATH (Debian: apt-get install -y tmux)')
 })
-
-afterAll(() => priv?.dispose())
 
 const SHELL = ['/bin/bash', '--noprofile', '--norc', '-i']
 
