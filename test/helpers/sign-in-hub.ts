@@ -23,13 +23,16 @@ export function movableClock(): Clock & {advance(ms: number): void} {
   return {now: () => new Date(Date.now() + offset), advance: (ms) => void (offset += ms)}
 }
 
+/** What a sign-in Hub is started with: its extra env, clock, the provider's accounts, and OIDC off. */
+export type SignInHubOptions = {env?: Record<string, string>; clock?: Clock; accounts?: Record<string, TestAccount>; oidc?: boolean}
+
 /**
  * A real Hub (SQLite or a fresh PostgreSQL schema) listening on a loopback port, configured
  * against a real OpenID provider whose client redirects to that Hub.
  */
 export async function startSignInHub(
   dialect: Dialect,
-  opts: {env?: Record<string, string>; clock?: Clock; accounts?: Record<string, TestAccount>; oidc?: boolean} = {},
+  opts: SignInHubOptions = {},
 ): Promise<SignInHub> {
   // The Hub's URL is part of its configuration, so its port is chosen before it listens; another
   // process may take that port meanwhile (a loaded suite: EADDRINUSE), and then a new one is chosen.
@@ -40,7 +43,7 @@ export async function startSignInHub(
   }
 }
 
-async function startOn(dialect: Dialect, opts: {env?: Record<string, string>; clock?: Clock; accounts?: Record<string, TestAccount>; oidc?: boolean}, port: number): Promise<SignInHub | null> {
+async function startOn(dialect: Dialect, opts: SignInHubOptions, port: number): Promise<SignInHub | null> {
   const url = `http://127.0.0.1:${port}`
   const provider = await startOidcProvider({redirectUris: [`${url}/api/v1/auth/callback`], accounts: opts.accounts})
   const oidcEnv = opts.oidc === false ? {} : provider.hubEnv()
