@@ -174,18 +174,6 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
     return flushing
   }
 
-  // Reports come many per millisecond under load; one date string serves them all.
-  let lastMs = -1
-  let lastIso = ''
-  function nowIso(): string {
-    const d = deps.clock.now()
-    if (d.getTime() !== lastMs) {
-      lastMs = d.getTime()
-      lastIso = iso(d)
-    }
-    return lastIso
-  }
-
   function schedule(): void {
     if (scheduled || flushing) return
     scheduled = true
@@ -217,7 +205,8 @@ export function createStatusWriter(deps: Deps, options: StatusWriterOptions = {}
      * caller that does not wait (a broker's liveness) may ignore the promise.
      */
     report(agentId: string, patch: Omit<StatusPatch, 'heartbeatAt'> & {heartbeatAt?: string}, opts: {liveOnly?: boolean} = {}): Promise<void> {
-      const step = stepOf(patch, patch.heartbeatAt ?? nowIso())
+      // iso() formats only the milliseconds within a second it already formatted (clock.ts).
+      const step = stepOf(patch, patch.heartbeatAt ?? iso(deps.clock.now()))
       // Pending lists are always compacted and only `pending` holds them (a flush takes them out).
       const steps = pending.get(agentId)
       if (steps === undefined) pending.set(agentId, [step])
