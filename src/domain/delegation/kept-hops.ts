@@ -13,6 +13,12 @@ export interface KeptHops<H> {
 
 export const newKeptHops = <H>(): KeptHops<H> => ({hops: new Map(), children: new Map()})
 
+/** Drops every kept hop (the world under them was read again). */
+export function clearKept<H>(kept: KeptHops<H>): void {
+  kept.hops.clear()
+  kept.children.clear()
+}
+
 /** Drops the agent's kept hop and every kept hop below it. */
 export function dropKept<H>(kept: KeptHops<H>, agentId: string): void {
   const todo = [agentId]

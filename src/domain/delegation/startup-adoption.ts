@@ -8,7 +8,7 @@ import {newId} from '../shared/secrets.js'
 import {classifyEdge} from './edge-class.js'
 import {edgeSummary} from './adopt-hop.js'
 import {ADOPTED_SOURCE_KIND, CURRENT_PROVENANCE_VERSION, POLICY_V1_NAME} from './policy-v1.js'
-import {dropKept, newKeptHops} from './kept-hops.js'
+import {clearKept, dropKept, newKeptHops} from './kept-hops.js'
 import {loadWorld, newPlanCache, planAdoption, type PlannedHop, type World} from './planner.js'
 import {AUDIT_KIND} from './adoption-writes.js'
 import {RecordMovedOn, STARTUP_ACTOR, settleHop} from './startup-pass.js'
@@ -165,8 +165,7 @@ async function pass(store: Store, loaded: PassWorld, records: AdoptionRecord[], 
           // Seen once, a change elsewhere may touch any chain: every later hop re-reads its own.
           if (!worldCurrent) {
             loaded.mark = null
-            kept.hops.clear()
-            kept.children.clear()
+            clearKept(kept)
           }
           return settleHop(tx, world, rec, {now: iso(clock.now()), worldCurrent, planCache, kept, beforeHopWrite: hooks.beforeHopWrite})
         })
